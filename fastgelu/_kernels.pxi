@@ -1,0 +1,50 @@
+# The body of every kernel module. setup.py compiles it once per ISA level through tiny stubs
+# (_kernels_generic.pyx, _kernels_avx2.pyx, _kernels_avx512.pyx) that only `include` this file, so the
+# math and the loops exist once and the compiler vectorizes them for each instruction set.
+#
+# Layers, from the bottom:
+#   _fp.pxi            floating-point primitives (error-free products, exp of a double-double argument)
+#   _gelu_exact.pxi    x*Phi(x) and its gradient             -- scalar + contiguous-block functions
+#   _gelu_sigmoid.pxi  the tanh and sigmoid approximations   -- same interface
+#   _loops.pxi         NumPy inner loops: variant/dtype selection at compile time, threading policy
+# and at the end of this file the ufunc objects themselves.
+
+cimport numpy as cnp
+from numpy cimport npy_intp
+
+cnp.import_array()
+cnp.import_ufunc()
+
+ctypedef fused real:
+    float
+    double
+
+include "_fp.pxi"
+include "_gelu_exact.pxi"
+include "_gelu_sigmoid.pxi"
+include "_loops.pxi"
+include "_ufuncs.pxi"
+
+
+cdef extern from *:
+    """
+    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    static int fastgelu_cpu_has(int what) {
+        __builtin_cpu_init();
+        switch (what) {
+        case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case 2: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+                    && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+        }
+        return 0;
+    }
+    #else
+    static int fastgelu_cpu_has(int what) { (void)what; return 0; }
+    #endif
+    """
+    int fastgelu_cpu_has(int) nogil
+
+
+def cpu_features():
+    """ISA levels this CPU and OS can run (asked in the generic module, so no illegal instruction)."""
+    return {"generic": True, "avx2": bool(fastgelu_cpu_has(1)), "avx512": bool(fastgelu_cpu_has(2))}

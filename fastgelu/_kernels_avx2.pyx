@@ -1,0 +1,2 @@
+# Kernel module built with the avx2 flags of setup.py; everything is in _kernels.pxi.
+include "_kernels.pxi"

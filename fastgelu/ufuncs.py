@@ -1,0 +1,15 @@
+"""The raw NumPy ufuncs: gelu, gelu_tanh, gelu_sigmoid (x) and gelu_grad, gelu_tanh_grad,
+gelu_sigmoid_grad (x, dy). They take every ufunc keyword (out, where, casting, dtype, ...) and dispatch
+through __array_ufunc__ (dask, xarray)."""
+from ._dispatch import load as _load
+
+ISA, _kernels = _load()
+
+gelu = _kernels.UFUNCS["gelu"]
+gelu_tanh = _kernels.UFUNCS["gelu_tanh"]
+gelu_sigmoid = _kernels.UFUNCS["gelu_sigmoid"]
+gelu_grad = _kernels.UFUNCS["gelu_grad"]
+gelu_tanh_grad = _kernels.UFUNCS["gelu_tanh_grad"]
+gelu_sigmoid_grad = _kernels.UFUNCS["gelu_sigmoid_grad"]
+
+__all__ = ["gelu", "gelu_tanh", "gelu_sigmoid", "gelu_grad", "gelu_tanh_grad", "gelu_sigmoid_grad"]

@@ -1,0 +1,109 @@
+"""Build the kernel extension once per ISA level, with OpenMP when the compiler has it.
+
+The same Cython source (fastgelu/_kernels.pxi, included by three stub .pyx files) is compiled as:
+  _kernels_generic  baseline flags (x86-64 SSE2, or whatever the platform's default is)
+  _kernels_avx2     -mavx2 -mfma                       (x86-64 only)
+  _kernels_avx512   AVX-512 F/BW/VL/DQ + FMA           (x86-64 only)
+fastgelu._dispatch picks the best one the CPU supports at import time.
+
+OpenMP is detected by compiling and running a tiny program; without it (or with FASTGELU_NO_OPENMP=1) the
+build goes on serial with a warning. No fast-math flags (they break NaN/inf and may set FTZ/DAZ process-wide)
+and no tuning for the build machine's own CPU (a wheel that crashes elsewhere): per-ISA modules instead.
+"""
+import os
+import platform
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import warnings
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+OPENMP_TEST = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+    int n = 0;
+    #pragma omp parallel reduction(+:n)
+    n += 1;
+    printf("%d\n", n > 0 && omp_get_max_threads() > 0);
+    return 0;
+}
+"""
+
+ISA_FLAGS = {
+    "generic": [],
+    "avx2": ["-mavx2", "-mfma"],
+    "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma",
+               "-mprefer-vector-width=512"],
+}
+
+
+def _compiler():
+    return (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+
+
+def _try_compile(source, flags, run=False):
+    """Compile (and optionally run) `source` with `flags`; True if it worked."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "t.c")
+        exe = os.path.join(tmp, "t.out")
+        with open(src, "w") as f:
+            f.write(source)
+        try:
+            subprocess.run(_compiler() + [src, "-o", exe] + flags, check=True, capture_output=True)
+            if run:
+                out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+                return out.strip() == "1"
+        except (OSError, subprocess.CalledProcessError):
+            return False
+        return True
+
+
+def openmp_flags():
+    if os.environ.get("FASTGELU_NO_OPENMP", "") not in ("", "0"):
+        warnings.warn("FASTGELU_NO_OPENMP is set: building fastgelu without OpenMP (single-threaded).")
+        return []
+    if sys.platform == "win32":
+        return ["/openmp"]
+    for flags in (["-fopenmp"], ["-Xpreprocessor", "-fopenmp", "-lomp"]):
+        if _try_compile(OPENMP_TEST, flags, run=True):
+            return flags
+    warnings.warn("No working OpenMP found (compile-and-run test failed): fastgelu is built "
+                  "single-threaded. Install an OpenMP runtime (e.g. libgomp) and rebuild for threads.")
+    return []
+
+
+def isa_levels():
+    x86 = platform.machine().lower() in ("x86_64", "amd64", "i686", "i386")
+    if not x86 or sys.platform == "win32":
+        return ["generic"]
+    return [isa for isa, flags in ISA_FLAGS.items()
+            if not flags or _try_compile("int main(void){return 0;}", flags)]
+
+
+def extensions():
+    omp = openmp_flags()
+    base = ["-O3", "-fno-math-errno", "-fno-semantic-interposition"]
+    if sys.platform == "win32":
+        base = ["/O2"]
+    exts = []
+    for isa in isa_levels():
+        stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")
+        exts.append(Extension(
+            f"fastgelu._kernels_{isa}", [stub],
+            include_dirs=[np.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            extra_compile_args=base + ISA_FLAGS[isa] + [f for f in omp if f != "-lomp"],
+            extra_link_args=omp,
+        ))
+    return cythonize(exts, compiler_directives={
+        "language_level": 3, "boundscheck": False, "wraparound": False, "cdivision": True,
+        "initializedcheck": False, "embedsignature": True,
+    })
+
+
+setup(ext_modules=extensions())
