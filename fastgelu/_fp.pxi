@@ -1,1 +1,169 @@
-# PLACEHOLDER written by the lead so the package builds; the tanh/sigmoid helper replaces this file.
+# Shared floating-point primitives for the fastgelu kernels (textually included; see COMMON.md).
+#
+# Everything here is branch-free, inline, nogil and written so gcc -O3 auto-vectorizes it in the
+# three builds (SSE2 baseline, AVX2+FMA, AVX-512).  No fast-math: IEEE semantics are relied upon.
+# Constants and polynomial coefficients are derived by tools/fit_fp.py.
+#
+# Note on contraction: gcc's default -ffp-contract=fast may fuse a*b+c into an FMA in the FMA builds.
+# Nothing below depends on a product being rounded separately except Dekker's two_prod, which is only
+# compiled when __FMA__ is NOT defined (so no FMA instruction exists to contract into).
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #include <math.h>
+    /* bit casts: memcpy is the portable spelling; gcc turns it into a register move and vectorizes it */
+    static inline int64_t fg_f64_bits(double x) { int64_t i; memcpy(&i, &x, sizeof i); return i; }
+    static inline double fg_f64_from_bits(int64_t i) { double x; memcpy(&x, &i, sizeof x); return x; }
+    #ifdef __FMA__
+    #define FG_HAVE_FMA 1
+    /* exact error of the rounded product p = fl(a*b) */
+    static inline double fg_two_prod_err(double a, double b, double p) { return fma(a, b, -p); }
+    static inline double fg_fma(double a, double b, double c) { return fma(a, b, c); }
+    #else
+    #define FG_HAVE_FMA 0
+    /* Veltkamp split (2^27+1) + Dekker product: exact for |a|,|b| < ~1e300 and no underflow in the
+       partial products (callers clamp their arguments well inside that range). */
+    static inline double fg_two_prod_err(double a, double b, double p) {
+        double ca = 134217729.0 * a, cb = 134217729.0 * b;
+        double ah = ca - (ca - a), bh = cb - (cb - b);
+        double al = a - ah, bl = b - bh;
+        return ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+    }
+    /* without FMA hardware a libm fma() is a slow call: callers use fg_fma only where a separately
+       rounded a*b+c is accurate enough */
+    static inline double fg_fma(double a, double b, double c) { return a * b + c; }
+    #endif
+    """
+    const int FG_HAVE_FMA
+    long long fg_f64_bits(double x) noexcept nogil
+    double fg_f64_from_bits(long long i) noexcept nogil
+    double fg_two_prod_err(double a, double b, double p) noexcept nogil
+    double fg_fma(double a, double b, double c) noexcept nogil
+
+ctypedef struct dd_t:
+    double hi
+    double lo
+
+cdef inline dd_t two_prod(double a, double b) noexcept nogil:
+    """hi + lo == a*b exactly, hi = fl(a*b)."""
+    cdef dd_t r
+    r.hi = a * b
+    r.lo = fg_two_prod_err(a, b, r.hi)
+    return r
+
+cdef inline dd_t fast_two_sum(double a, double b) noexcept nogil:
+    """hi + lo == a + b exactly, provided |a| >= |b| (or a == 0)."""
+    cdef dd_t r
+    r.hi = a + b
+    r.lo = b - (r.hi - a)
+    return r
+
+cdef inline dd_t two_sum(double a, double b) noexcept nogil:
+    """hi + lo == a + b exactly, no ordering requirement (Knuth, 6 flops)."""
+    cdef dd_t r
+    cdef double bb
+    r.hi = a + b
+    bb = r.hi - a
+    r.lo = (a - (r.hi - bb)) + (b - bb)
+    return r
+
+# ---------------------------------------------------------------------------------------------------
+# exp
+# Reduction: x = n*ln2 + r, |r| <= ln2/2, n = round(x/ln2) by the 1.5*2^52 shifter (exact for |x/ln2|
+# < 2^51, works in every rounding-to-nearest build without float->int conversion).  ln2 = LN2_HI + LN2_LO
+# with LN2_HI carrying 32 significant bits, so n*LN2_HI is exact for |n| < 2^21 and x - n*LN2_HI is
+# exact (Sterbenz).  2^n is built by writing the biased exponent into the bit pattern.
+cdef double _SHIFTER = 6755399441055744.0           # 1.5 * 2^52: adding it rounds to an integer
+cdef double _SHIFTER_BIAS = 6755399441056767.0      # 1.5 * 2^52 + 1023 (IEEE exponent bias)
+cdef double _INV_LN2 = 1.4426950408889634
+cdef double _LN2 = 0.6931471805599453
+cdef double _LN2_HI = 0.6931471803691238
+cdef double _LN2_LO = 1.9082149292705877e-10
+# exp(r) = 1 + r + r^2 * Q(r), Q of degree 9, minimax for |r| <= ln2/2; max rel. error of the
+# polynomial with these double coefficients 1.4e-17 (0.12 ulp) -- tools/fit_fp.py
+cdef double _EQ0 = 0.5000000000000012
+cdef double _EQ1 = 0.166666666666667
+cdef double _EQ2 = 0.041666666666515535
+cdef double _EQ3 = 0.008333333333307224
+cdef double _EQ4 = 0.0013888888946981637
+cdef double _EQ5 = 0.00019841269917343296
+cdef double _EQ6 = 2.48014899806676e-05
+cdef double _EQ7 = 2.7557216337430217e-06
+cdef double _EQ8 = 2.7631265682309936e-07
+cdef double _EQ9 = 2.5117849305271755e-08
+# degree-4 Q for the fast exp: max rel. error 4.4e-9 (2^-27.8), i.e. < 0.08 ulp of float32
+cdef double _FQ0 = 0.5000000095131322
+cdef double _FQ1 = 0.16666518898887006
+cdef double _FQ2 = 0.041666205975901455
+cdef double _FQ3 = 0.008368882228266178
+cdef double _FQ4 = 0.0013950479485166278
+
+cdef inline double pow2i(double k) noexcept nogil:
+    """2^k for an integer-valued double k in [-1022, 1023] (bit construction, exact)."""
+    # the low 12 bits of (k + 1.5*2^52 + 1023)'s pattern are k + 1023; <<52 moves them into the
+    # exponent field and shifts everything else out
+    return fg_f64_from_bits(fg_f64_bits(k + _SHIFTER_BIAS) << 52)
+
+cdef inline double exp_dd_scaled(double hi, double lo, double s) noexcept nogil:
+    """exp(hi + lo) * 2^s, for |lo| <= ulp(hi) and an integer-valued s with |s| <= 200.
+
+    <= 1 ulp (measured max ~0.6 ulp) including subnormal results; +inf/0 on overflow/underflow,
+    NaN in -> NaN out.  The 2^(n+s) scaling is applied in two steps 2^k1 * 2^k2 so that subnormal
+    results are rounded once, at the last multiply, and no intermediate power of two under/overflows.
+    The scale s lets callers keep a tiny exp(...) normal until after a further multiply.
+    """
+    cdef double n, t, rh, rl, r, c, q, p, k, k1
+    # clamp so that n stays within [-1443, 1443]; beyond the clamp the result is 0 or inf anyway.
+    # comparison order lets NaN through (both tests false).  lo is dropped when hi was clamped (it
+    # could be huge: lo ~ ulp(hi)).
+    lo = 0.0 if (hi > 1000.0 or hi < -1000.0) else lo
+    hi = 1000.0 if hi > 1000.0 else hi
+    hi = -1000.0 if hi < -1000.0 else hi
+    t = fg_fma(hi, _INV_LN2, _SHIFTER)
+    n = t - _SHIFTER
+    rh = hi - n * _LN2_HI                  # exact
+    rl = lo - n * _LN2_LO                  # |rl| < 3e-7, error ~1e-23
+    r = rh + rl
+    c = (rh - r) + rl                      # r + c == rh + rl up to ~2^-106 (fast_two_sum-like)
+    q = _EQ9
+    q = fg_fma(q, r, _EQ8)
+    q = fg_fma(q, r, _EQ7)
+    q = fg_fma(q, r, _EQ6)
+    q = fg_fma(q, r, _EQ5)
+    q = fg_fma(q, r, _EQ4)
+    q = fg_fma(q, r, _EQ3)
+    q = fg_fma(q, r, _EQ2)
+    q = fg_fma(q, r, _EQ1)
+    q = fg_fma(q, r, _EQ0)
+    # exp(r + c) = exp(r)(1 + c + ...) ~ 1 + r + r^2 q + c (1 + r)
+    p = 1.0 + (r + fg_fma(r * r, q, fg_fma(c, r, c)))
+    k = n + s
+    k1 = (fg_fma(k, 0.5, _SHIFTER) - _SHIFTER)   # ~k/2, integer
+    return (p * pow2i(k1)) * pow2i(k - k1)
+
+cdef inline double exp_dd(double hi, double lo) noexcept nogil:
+    """exp(hi + lo) to <= 1 ulp (double), subnormal results correct, overflow -> inf, underflow -> 0."""
+    return exp_dd_scaled(hi, lo, 0.0)
+
+cdef inline double exp_fast(double x) noexcept nogil:
+    """exp(x) with relative error < 2^-27.5 for |x| <= 708 (for float32 results computed in double).
+
+    Arguments are clamped to [-708, 708] (so the result is always a normal double, never 0/inf: callers
+    that need exact 0/inf must handle it; float32 users see 0/inf after their final rounding anyway).
+    NaN -> NaN.
+    """
+    cdef double t, n, r, q
+    x = 708.0 if x > 708.0 else x
+    x = -708.0 if x < -708.0 else x
+    t = fg_fma(x, _INV_LN2, _SHIFTER)
+    n = t - _SHIFTER
+    r = fg_fma(n, -_LN2, x)               # abs. error <= 1024*|ln2 - LN2| + rounding ~ 1e-13
+    q = _FQ4
+    q = fg_fma(q, r, _FQ3)
+    q = fg_fma(q, r, _FQ2)
+    q = fg_fma(q, r, _FQ1)
+    q = fg_fma(q, r, _FQ0)
+    # n in [-1022, 1022]: 2^n in one step; low bits of t already hold n (t = 1.5*2^52 + n)
+    return fg_fma(r * r, q, 1.0 + r) * fg_f64_from_bits((fg_f64_bits(t) + 1023) << 52)

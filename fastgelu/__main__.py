@@ -1,0 +1,202 @@
+"""python -m fastgelu info | check | bench [--quick] [--plot FILE]"""
+import argparse
+import sys
+
+import numpy as np
+
+import fastgelu
+
+F32, F64 = np.float32, np.float64
+
+
+def cmd_info(args):
+    fastgelu.show_config()
+    return 0
+
+
+def cmd_check(args):
+    from . import _check
+    ok = _check.run()
+    print("all bounds hold" if ok else "SOME BOUNDS EXCEEDED")
+    return 0 if ok else 1
+
+
+def _progress(total):
+    """tqdm when installed, else a plain counter; both on stderr so stdout stays a clean report."""
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, file=sys.stderr, unit="row", leave=False)
+    except ImportError:
+        class Plain:
+            n = 0
+
+            def update(self, k=1):
+                self.n += k
+                print(f"[{self.n}/{total}]", file=sys.stderr, flush=True)
+
+            def set_description(self, text):
+                print(f"  {text} ...", file=sys.stderr, end=" ", flush=True)
+
+            def close(self):
+                pass
+        return Plain()
+
+
+def workloads(quick):
+    sizes = (3072, 262144, 1 << 22) if quick else (3072, 262144, 1 << 26)
+    mid = 262144
+    rows = [("none", "fwd", F32, n) for n in sizes]
+    rows += [("tanh", "fwd", F32, mid), ("sigmoid", "fwd", F32, mid), ("none", "fwd", F64, mid),
+             ("tanh", "fwd", F64, mid), ("none", "grad", F32, mid), ("tanh", "grad", F32, mid),
+             ("sigmoid", "grad", F32, mid), ("none", "grad", F64, mid)]
+    return rows
+
+
+def label(variant, direction, dtype, n):
+    return f"{variant:<8}{direction:<5}{np.dtype(dtype).name:<8}{n:>9,}"
+
+
+def targets(results, quick, bar):
+    """The issue-4 targets, each as (description, measured, goal, ok)."""
+    from . import _bench
+    get = results.get
+    out = []
+    big = (1 << 22) if quick else (1 << 26)
+
+    def ratio(key, other, goal, text):
+        r = get(key, {})
+        if other in r:
+            val = r["fastgelu"] / r[other]
+            out.append((text, f"{val:.2f}x", f">= {goal}x", val >= goal))
+        else:
+            out.append((text, f"({other} not installed)", f">= {goal}x", None))
+
+    ratio(("none", "fwd", F32, 262144), "torch", 1.5, "f32 exact fwd 256K vs torch")
+    bar.set_description("memory floor")
+    floor = _bench.memory_floor(big)
+    val = get(("none", "fwd", F32, big), {}).get("fastgelu", 0) / floor
+    out.append((f"f32 exact fwd {big >> 20}M vs np.multiply(x,1,out=o) ({floor:.2f} Gelem/s)",
+                f"{val:.2f}x", ">= 0.9x", val >= 0.9))
+    ratio(("tanh", "fwd", F32, 262144), "onnxruntime", 2.0, "f32 tanh fwd 256K vs ONNX Runtime FastGelu")
+    ratio(("none", "fwd", F64, 262144), "torch", 5.0, "f64 exact fwd 256K vs torch")
+    ratio(("none", "grad", F32, 262144), "torch", 2.0, "f32 exact grad 256K vs torch gelu_backward")
+
+    bar.set_description("call overhead")
+    x, _ = _bench.inputs(3072, F32)
+    t_fg = _bench.median_time(lambda: fastgelu.ufuncs.gelu(x, out=x))
+    x, _ = _bench.inputs(3072, F32)
+    t_tanh = _bench.median_time(lambda: np.tanh(x, out=x))
+    val = t_fg / t_tanh
+    out.append((f"3,072 in place: {t_fg * 1e6:.2f} us vs np.tanh {t_tanh * 1e6:.2f} us", f"{val:.2f}x time",
+                "<= 1.5x", val <= 1.5))
+
+    bar.set_description("thread scaling")
+    x, _ = _bench.inputs(1 << 20, F32)
+    o = np.empty_like(x)
+    nt = fastgelu.get_num_threads()
+    try:
+        fastgelu.set_num_threads(1)
+        t1 = _bench.median_time(lambda: fastgelu.ufuncs.gelu(x, out=o))
+        fastgelu.set_num_threads(2)
+        t2 = _bench.median_time(lambda: fastgelu.ufuncs.gelu(x, out=o))
+    finally:
+        fastgelu.set_num_threads(nt)
+    val = t1 / t2
+    out.append(("1 -> 2 threads, 1M f32 exact fwd", f"{val:.2f}x", ">= 1.8x", val >= 1.8))
+
+    bar.set_description("in-place memory")
+    mib = 64 if quick else 512
+    extra = in_place_extra_bytes(mib)
+    out.append((f"in place on {mib} MiB: extra memory", f"{extra / 1024:.0f} KiB", "< 1024 KiB", extra < 1 << 20))
+    return out
+
+
+def in_place_extra_bytes(mib):
+    """Peak memory a 2**k-element in-place call adds: tracemalloc (NumPy reports its allocations there)
+    and the resident-set peak, whichever is larger."""
+    import resource
+    import tracemalloc
+    x = np.random.default_rng(0).standard_normal(mib * (1 << 20) // 4, dtype=np.float32)
+    fastgelu.gelu(x[:1000], out=x[:1000])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    tracemalloc.start()
+    fastgelu.gelu(x, out=x)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    return max(peak, rss_growth)
+
+
+def cmd_bench(args):
+    from . import _bench
+    torch = _bench._torch()
+    rows = workloads(args.quick)
+    bar = _progress(len(rows) + 5)
+    results = {}
+    for key in rows:
+        bar.set_description(label(*key).strip())
+        results[key] = _bench.row(*key, torch=torch, rounds=5 if args.quick else 7)
+        bar.update()
+    tgt = targets(results, args.quick, bar)
+    bar.update(5)
+    bar.close()
+
+    print(f"fastgelu {fastgelu.__version__} on {_bench.machine()}")
+    print("Throughput in Gelem/s (median of rounds); ratios are fastgelu / other, same arrays, same threads.")
+    others = [k for k in ("numpy", "torch", "onnxruntime") if any(k in r for r in results.values())]
+    print(f"{'variant dir  dtype          n':<31}{'fastgelu':>9}" + "".join(f"{'vs ' + k:>15}" for k in others))
+    for key, r in results.items():
+        cells = "".join(f"{r['fastgelu'] / r[k]:>14.2f}x" if k in r else f"{'-':>15}" for k in others)
+        print(f"{label(*key):<31}{r['fastgelu']:>9.2f}{cells}")
+    print()
+    print("Targets (issue 4)" + (" -- quick run: smaller sizes than the targets name" if args.quick else ""))
+    for text, val, goal, ok in tgt:
+        mark = "n/a" if ok is None else ("met" if ok else "MISSED")
+        print(f"  {text:<62}{val:>18}  goal {goal:<9} {mark}")
+    if args.plot:
+        plot(results, args.plot)
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def plot(results, path):
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("--plot needs matplotlib: pip install 'fastgelu[plot]'")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = ["fastgelu", "torch", "onnxruntime", "numpy"]
+    keys = list(results)
+    fig, ax = plt.subplots(figsize=(11, 5))
+    width = 0.2
+    for j, name in enumerate(names):
+        vals = [results[k].get(name, 0.0) for k in keys]
+        if any(vals):
+            ax.bar([i + j * width for i in range(len(keys))], vals, width, label=name)
+    ax.set_xticks([i + 1.5 * width for i in range(len(keys))])
+    ax.set_xticklabels([" ".join(str(p) for p in (k[0], k[1], np.dtype(k[2]).name, f"{k[3]:,}")) for k in keys],
+                       rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("Gelem/s (higher is better)")
+    ax.set_yscale("log")
+    ax.set_title("GELU throughput on this machine")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m fastgelu", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("info", help="version, ISA, OpenMP and thread count")
+    sub.add_parser("check", help="accuracy self-test; exit 1 if a bound is exceeded")
+    b = sub.add_parser("bench", help="throughput against NumPy/SciPy, PyTorch and ONNX Runtime")
+    b.add_argument("--quick", action="store_true", help="smaller sizes, under a minute")
+    b.add_argument("--plot", metavar="FILE", help="write a PNG bar chart (needs matplotlib)")
+    args = p.parse_args(argv)
+    return {"info": cmd_info, "check": cmd_check, "bench": cmd_bench}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Speed comparisons shared by `python -m fastgelu bench` and benches/ (pytest-benchmark).
+
+Every competitor works on the same input array in the same process with the same thread count; results
+are medians of several rounds. Competitors that are not installed (SciPy, PyTorch, ONNX Runtime) are left
+out of the row rather than failing.
+"""
+import os
+import time
+
+import numpy as np
+
+from . import _api, ufuncs
+
+SQRT1_2 = 0.7071067811865476
+VARIANT_UFUNCS = {v: fg for v, fg in _api.VARIANTS.items()}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(max(1, _api.get_num_threads()))
+    return torch
+
+
+def numpy_formula(variant, direction):
+    """The NumPy(+SciPy) way a user writes it today, or None when SciPy is missing for erfc."""
+    if variant == "none":
+        try:
+            from scipy.special import erfc
+        except ImportError:
+            return None
+        if direction == "fwd":
+            return lambda x, dy: 0.5 * x * erfc(-x * SQRT1_2)
+        return lambda x, dy: dy * (0.5 * erfc(-x * SQRT1_2) + x * 0.3989422804014327 * np.exp(-0.5 * x * x))
+    if variant == "tanh":
+        def w(x):
+            return 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        if direction == "fwd":
+            return lambda x, dy: 0.5 * x * (1.0 + np.tanh(w(x)))
+
+        def tanh_grad(x, dy):
+            t = np.tanh(w(x))
+            return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * x * x))
+        return tanh_grad
+    if direction == "fwd":
+        return lambda x, dy: x / (1.0 + np.exp(-1.702 * x))
+
+    def sigmoid_grad(x, dy):
+        s = 1.0 / (1.0 + np.exp(-1.702 * x))
+        return dy * (s + 1.702 * x * s * (1 - s))
+    return sigmoid_grad
+
+
+def torch_call(torch, variant, direction, x, dy):
+    """A zero-argument callable running PyTorch's own kernel on (views of) the same data."""
+    t = torch.from_numpy(x)
+    g = torch.from_numpy(dy)
+    o = torch.empty_like(t)
+    if variant == "sigmoid":  # PyTorch has no such mode: the composite a user would write
+        if direction == "fwd":
+            return lambda: torch.mul(t, torch.sigmoid(1.702 * t), out=o)
+        return None
+    if direction == "fwd":
+        return lambda: torch._C._nn.gelu(t, approximate=variant, out=o)
+    return lambda: torch.ops.aten.gelu_backward(g, t, approximate=variant)
+
+
+def ort_fastgelu(x):
+    """ONNX Runtime's FastGelu (tanh form, com.microsoft domain) on float32 x, or None if unavailable."""
+    try:
+        import onnx
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError:
+        return None
+    node = helper.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = min(model.ir_version, 9)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = max(1, _api.get_num_threads())
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    binding = sess.io_binding()
+    out = np.empty_like(x)
+    binding.bind_cpu_input("x", x)
+    binding.bind_output("y", "cpu", 0, np.float32, list(x.shape), out.ctypes.data)
+    return lambda: sess.run_with_iobinding(binding)
+
+
+def median_time(fn, min_round=0.02, rounds=7):
+    """Median seconds per call over `rounds` rounds, each long enough to be timed reliably."""
+    fn()
+    reps = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_round or reps >= 1 << 20:
+            break
+        reps *= 2 if dt * 4 > min_round else 8
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        times.append((time.perf_counter() - t0) / reps)
+    return float(np.median(times))
+
+
+def inputs(n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(n, dtype=np.float32).astype(dtype)
+    dy = rng.standard_normal(n, dtype=np.float32).astype(dtype)
+    return x, dy
+
+
+def row(variant, direction, dtype, n, torch=None, rounds=7):
+    """Gelem/s of fastgelu and of each installed competitor for one workload."""
+    x, dy = inputs(n, dtype)
+    out = np.empty_like(x)
+    fwd, grad = VARIANT_UFUNCS[variant]
+    fg = (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))
+    res = {"fastgelu": n / median_time(fg, rounds=rounds) / 1e9}
+    formula = numpy_formula(variant, direction)
+    if formula is not None and n <= 1 << 24:  # the formula's temporaries make 64M rows take minutes
+        res["numpy"] = n / median_time(lambda: formula(x, dy), rounds=min(rounds, 3)) / 1e9
+    if torch is not None:
+        tc = torch_call(torch, variant, direction, x, dy)
+        if tc is not None:
+            res["torch"] = n / median_time(tc, rounds=rounds) / 1e9
+    if variant == "tanh" and direction == "fwd" and dtype == np.float32:
+        oc = ort_fastgelu(x)
+        if oc is not None:
+            res["onnxruntime"] = n / median_time(oc, rounds=rounds) / 1e9
+    return res
+
+
+def memory_floor(n, dtype=np.float32, rounds=7):
+    """Gelem/s of np.multiply(x, 1, out=o): one read and one write of every element, no math."""
+    x, _ = inputs(n, dtype)
+    o = np.empty_like(x)
+    return n / median_time(lambda: np.multiply(x, 1, out=o), rounds=rounds) / 1e9
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
+def machine():
+    return f"{cpu_name()}, {os.cpu_count()} logical CPUs, {_api.get_num_threads()} threads, ISA {ufuncs.ISA}"

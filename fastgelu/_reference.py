@@ -1,0 +1,187 @@
+"""Higher-precision references for the six functions, and the ULP error measure.
+
+Used by the tests, `python -m fastgelu check` and tools/sweep_f32.py, so all of them judge by the same
+definitions. float64 references (`ref64`) are good to ~1e-15 relative, enough to judge float32 results;
+float64 results are judged against mpmath (`ref_mp`). Phi is always formed as erfc(-x/sqrt2)/2, never
+(1+erf)/2, which cancels for x < -3.
+"""
+import math
+
+import numpy as np
+
+SQRT1_2 = 0.7071067811865476
+INV_SQRT_2PI = 0.3989422804014327
+SQRT_2_OVER_PI = 0.7978845608028654
+TANH_C = 0.044715
+SIGMOID_C = 1.702
+
+try:
+    from scipy.special import erfc as _erfc
+except ImportError:  # the CLI check runs without SciPy: stdlib erfc, one element at a time
+    _erfc = np.frompyfunc(math.erfc, 1, 1)
+
+NAMES = ("gelu", "gelu_tanh", "gelu_sigmoid", "gelu_grad", "gelu_tanh_grad", "gelu_sigmoid_grad")
+
+
+def _sig_pair(w):
+    """sigmoid(w) and sigmoid(-w) without overflow warnings (their product is sigma*(1-sigma))."""
+    e = np.exp(-np.abs(w))
+    big = 1.0 / (1.0 + e)
+    small = e / (1.0 + e)
+    pos = w >= 0
+    return np.where(pos, big, small), np.where(pos, small, big)
+
+
+def _w_tanh(x):
+    return 2.0 * SQRT_2_OVER_PI * (x + TANH_C * x * x * x), 2.0 * SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_C * x * x)
+
+
+def _w_sigmoid(x):
+    return SIGMOID_C * x, np.full_like(x, SIGMOID_C)
+
+
+def ref64(name, x):
+    """float64 reference of `name` at x (any real array); gradients with dy = 1.
+
+    Returns (value, scale): `scale` is the magnitude whose ULP the error is counted in: |value| for the
+    forward functions, and for gradients the larger of their two terms, so that the exact gradient's
+    zero crossing near x = -0.75 (where Phi and x*phi cancel) is judged fairly.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        if name in ("gelu", "gelu_grad"):
+            phi_cdf = 0.5 * np.asarray(_erfc(-x * SQRT1_2), dtype=np.float64)
+            if name == "gelu":
+                y = np.where(np.isneginf(x), -0.0, x * phi_cdf)
+                return y, np.abs(y)
+            xpdf = np.where(np.isinf(x), 0.0, x * INV_SQRT_2PI * np.exp(-0.5 * x * x))
+            return phi_cdf + xpdf, np.maximum(np.abs(phi_cdf), np.abs(xpdf))
+        base = name.replace("_grad", "")
+        w, dw = (_w_tanh if base == "gelu_tanh" else _w_sigmoid)(x)
+        w = np.where(np.isnan(x), np.nan, w)
+        s, s_neg = _sig_pair(w)
+        if not name.endswith("_grad"):
+            y = np.where(np.isneginf(x), -0.0, x * s)
+            return y, np.abs(y)
+        # x*w'*s*(1-s): the product tends to 0 where s*(1-s) underflows, even when x*w' is huge
+        t = s * s_neg
+        term = np.where(t == 0.0, 0.0, x * dw * t)
+        return s + term, np.maximum(np.abs(s), np.abs(term))
+
+
+def ref_mp(name, x, dps=50):
+    """mpmath reference at float64 points (slow: for samples of ~1e5). Returns (value, scale) as ref64."""
+    import mpmath
+
+    out = np.empty(len(x))
+    scale = np.empty(len(x))
+    with mpmath.workdps(dps):
+        for i, xi in enumerate(np.asarray(x, dtype=np.float64)):
+            if not math.isfinite(xi):
+                v, s = ref64(name, np.array([xi]))
+                out[i], scale[i] = v[0], s[0]
+                continue
+            m = mpmath.mpf(float(xi))
+            if name in ("gelu", "gelu_grad") and abs(xi) > 60:
+                # Phi is 1 or below 1e-780 here: exact in double, and mpmath's erfc overflows for huge |x|
+                pos = xi > 0
+                out[i] = (xi if pos else -0.0) if name == "gelu" else float(pos)
+                scale[i] = abs(out[i])
+                continue
+            if name in ("gelu", "gelu_grad"):
+                cdf = mpmath.erfc(-m / mpmath.sqrt(2)) / 2
+                if name == "gelu":
+                    v = m * cdf
+                    out[i], scale[i] = float(v), abs(float(v))
+                    continue
+                t2 = m * mpmath.exp(-m * m / 2) / mpmath.sqrt(2 * mpmath.pi)
+                a, b = cdf, t2
+            else:
+                if name.startswith("gelu_tanh"):
+                    w = 2 * mpmath.sqrt(2 / mpmath.pi) * (m + mpmath.mpf("0.044715") * m ** 3)
+                    dw = 2 * mpmath.sqrt(2 / mpmath.pi) * (1 + 3 * mpmath.mpf("0.044715") * m ** 2)
+                else:
+                    w = mpmath.mpf("1.702") * m
+                    dw = mpmath.mpf("1.702")
+                s = 1 / (1 + mpmath.exp(-w))
+                if not name.endswith("_grad"):
+                    v = m * s
+                    out[i], scale[i] = float(v), abs(float(v))
+                    continue
+                a, b = s, m * dw * s * (1 - s)
+            out[i] = float(a + b)
+            scale[i] = max(abs(float(a)), abs(float(b)))
+    return out, scale
+
+
+def ulp_error(y, ref, scale, dtype):
+    """|y - ref| in units of the spacing of `dtype` at `scale` (the smallest subnormal at 0/subnormals).
+
+    Exact matches (including infinities and signed zeros) count 0; NaN where the reference is not NaN,
+    or a number where it is NaN, counts inf.
+    """
+    dtype = np.dtype(dtype)
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        spacing = np.spacing(np.abs(np.asarray(scale).astype(dtype))).astype(np.float64)
+        spacing = np.where(np.isfinite(spacing), spacing, np.finfo(dtype).max)
+        err = np.abs(y - ref) / spacing
+    same = (y == ref) | (np.isnan(y) & np.isnan(ref))
+    err = np.where(same, 0.0, err)
+    return np.where(np.isnan(err), np.inf, err)
+
+
+def dense_sample(dtype, n=200_000, seed=0):
+    """Inputs that exercise every regime: specials, +-0, subnormals, dense near 0, the dip at -0.7518,
+    the negative tail down to (and past) underflow, |x| in [3, 14], and huge |x| (x^3 overflows)."""
+    dtype = np.dtype(dtype)
+    fi = np.finfo(dtype)
+    rng = np.random.default_rng(seed)
+    tail = 40.0 if dtype == np.float64 else 14.0
+    parts = [
+        [0.0, -0.0, np.inf, -np.inf, np.nan, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal,
+         -fi.smallest_subnormal],
+        rng.standard_normal(n // 4),
+        np.linspace(-1.0, 1.0, n // 8),
+        np.linspace(-0.76, -0.74, n // 16),
+        rng.uniform(-tail, -3.0, n // 8),
+        rng.uniform(3.0, 14.0, n // 16),
+        -np.logspace(-45 if dtype == np.float32 else -320, 0, n // 16),
+        np.logspace(-45 if dtype == np.float32 else -320, 0, n // 16),
+        rng.uniform(-1.0, 1.0, n // 32) * fi.tiny,          # subnormal inputs
+        np.sign(rng.standard_normal(n // 32)) * 10.0 ** rng.uniform(1, np.log10(fi.max), n // 32),
+    ]
+    with np.errstate(all="ignore"):
+        return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts]).astype(dtype)
+
+
+SPECIALS = {
+    # (input, forward, gradient with dy=1); -0.0 and +0.0 are told apart
+    "gelu": [(np.inf, np.inf, 1.0), (-np.inf, -0.0, 0.0), (0.0, 0.0, 0.5), (-0.0, -0.0, 0.5)],
+    "gelu_tanh": [(np.inf, np.inf, 1.0), (-np.inf, -0.0, 0.0), (0.0, 0.0, 0.5), (-0.0, -0.0, 0.5)],
+    "gelu_sigmoid": [(np.inf, np.inf, 1.0), (-np.inf, -0.0, 0.0), (0.0, 0.0, 0.5), (-0.0, -0.0, 0.5)],
+}
+
+
+def special_failures(ufuncs_by_name, dtype):
+    """List of human-readable failures of the IEEE special cases for one dtype (empty when all hold)."""
+    bad = []
+    with np.errstate(all="raise"):
+        for fwd_name, cases in SPECIALS.items():
+            fwd = ufuncs_by_name[fwd_name]
+            grad = ufuncs_by_name[fwd_name + "_grad"]
+            for x, want_y, want_g in cases:
+                xv = np.array([x], dtype)
+                y = fwd(xv)[0]
+                g = grad(xv, np.ones(1, dtype))[0]
+                if not (y == want_y and np.signbit(y) == np.signbit(want_y)):
+                    bad.append(f"{fwd_name}({x!r}) = {y!r}, want {want_y!r}")
+                if g != want_g:
+                    bad.append(f"{fwd_name}_grad({x!r}) = {g!r}, want {want_g!r}")
+                gy = grad(xv, np.full(1, 3.0, dtype))[0]
+                if x == np.inf and gy != 3.0:
+                    bad.append(f"{fwd_name}_grad(inf, dy=3) = {gy!r}, want 3.0")
+            nan = np.array([np.nan], dtype)
+            if not (np.isnan(fwd(nan)[0]) and np.isnan(grad(nan, np.ones(1, dtype))[0])):
+                bad.append(f"{fwd_name}(nan) or its gradient is not NaN")
+    return bad

@@ -1,0 +1,97 @@
+"""Values of every (variant, direction, dtype) against float64/mpmath references, in every memory layout."""
+import numpy as np
+import pytest
+
+import fastgelu
+from fastgelu._reference import NAMES, ref64, ref_mp, ulp_error
+
+FWD = ["gelu", "gelu_tanh", "gelu_sigmoid"]
+GRAD = ["gelu_grad", "gelu_tanh_grad", "gelu_sigmoid_grad"]
+
+
+def call(uf, name, x, dy=None, **kw):
+    if name in GRAD:
+        return uf[name](x, np.ones_like(x) if dy is None else dy, **kw)
+    return uf[name](x, **kw)
+
+
+def sample(dtype, rng, n=20000):
+    x = np.concatenate([rng.standard_normal(n // 2) * 3, rng.uniform(-14, 14, n // 4),
+                        np.linspace(-1, 1, n // 4)])
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_relative(uf, name, rng):
+    x = sample(np.float32, rng)
+    y = call(uf, name, x)
+    assert y.dtype == np.float32
+    ref, scale = ref64(name, x)
+    rel = np.abs(y - ref) / np.maximum(scale, np.finfo(np.float32).tiny)
+    assert rel.max() <= 1e-6, (name, x[rel.argmax()])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float64_relative(uf, name, rng):
+    x = np.concatenate([sample(np.float64, rng, 2000), [-40.0, -37.5, -30.0, 1e-300, -1e-300, 40.0]])
+    y = call(uf, name, x)
+    assert y.dtype == np.float64
+    ref, scale = ref_mp(name, x)
+    rel = np.abs(y - ref) / np.maximum(scale, np.finfo(np.float64).tiny)
+    assert rel.max() <= 1e-13, (name, x[rel.argmax()])
+
+
+def test_seed_doc_example():
+    x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    np.testing.assert_allclose(fastgelu.gelu(x), [-0.0455, -0.1587, 0.0, 0.8413, 1.9545], atol=1e-4)
+    np.testing.assert_allclose(fastgelu.gelu(x.astype(np.float32)),
+                               [-0.0455, -0.1587, 0.0, 0.8413, 1.9545], atol=1e-4)
+
+
+def test_seed_minimum():
+    x = np.linspace(-0.8, -0.7, 100001)
+    y = fastgelu.gelu(x)
+    assert abs(x[y.argmin()] - (-0.75179)) < 1e-4
+    assert abs(y.min() - (-0.16997)) < 1e-5
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layouts_match_contiguous(uf, name, dtype, rng):
+    base = (rng.standard_normal((64, 96)) * 4).astype(dtype)
+    want = call(uf, name, base)
+    # strided, negative strides, Fortran order, a 2-D slice
+    assert np.array_equal(call(uf, name, base[:, ::3]), want[:, ::3])
+    assert np.array_equal(call(uf, name, base[::-1, ::-2]), want[::-1, ::-2])
+    assert np.array_equal(call(uf, name, np.asfortranarray(base)), want)
+    # 0-d and empty
+    assert np.array_equal(call(uf, name, base[3, 7][()]), want[3, 7])
+    assert call(uf, name, base[:0]).shape == (0, 96)
+    # a strided out
+    out = np.zeros((64, 192), dtype)
+    call(uf, name, base, out=out[:, ::2])
+    assert np.array_equal(out[:, ::2], want) and not out[:, 1::2].any()
+
+
+@pytest.mark.parametrize("name", GRAD)
+def test_gradient_broadcasts(uf, name, rng):
+    x = rng.standard_normal((50, 40))
+    dy = rng.standard_normal(40)
+    full = call(uf, name, x, np.broadcast_to(dy, x.shape).copy())
+    assert np.array_equal(call(uf, name, x, dy), full)
+    assert np.array_equal(call(uf, name, x, 2.5), call(uf, name, x, np.full_like(x, 2.5)))
+    assert np.array_equal(call(uf, name, x, 1.0), call(uf, name, x))
+    np.testing.assert_allclose(call(uf, name, x, dy), call(uf, name, x) * dy, rtol=1e-15)
+
+
+@pytest.mark.parametrize("n", [1, 7, 31, 1000, 40000, 100003])
+@pytest.mark.parametrize("name", NAMES)
+def test_every_length(uf, name, n, rng):
+    """Block fast paths and thread splits must agree with the element-by-element path at any length."""
+    x = (rng.standard_normal(n) * 3).astype(np.float32)
+    x[::97] *= 5
+    y = call(uf, name, x)
+    one_by_one = np.array([call(uf, name, x[i:i + 1])[0] for i in range(0, n, max(1, n // 50))])
+    assert np.array_equal(y[::max(1, n // 50)], one_by_one)
+    strided = call(uf, name, np.repeat(x, 2)[::2])
+    assert np.array_equal(y, strided)
