@@ -88,7 +88,9 @@ def ort_fastgelu(x):
     out = np.empty_like(x)
     binding.bind_cpu_input("x", x)
     binding.bind_output("y", "cpu", 0, np.float32, list(x.shape), out.ctypes.data)
-    return lambda: sess.run_with_iobinding(binding)
+    def run(keep=(x, out)):  # the binding holds raw pointers: the arrays must outlive it
+        sess.run_with_iobinding(binding)
+    return run
 
 
 def median_time(fn, min_round=0.02, rounds=7):

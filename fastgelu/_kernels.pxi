@@ -48,3 +48,30 @@ cdef extern from *:
 def cpu_features():
     """ISA levels this CPU and OS can run (asked in the generic module, so no illegal instruction)."""
     return {"generic": True, "avx2": bool(fastgelu_cpu_has(1)), "avx512": bool(fastgelu_cpu_has(2))}
+
+
+cdef extern from *:
+    """
+    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    static unsigned int fastgelu_get_mxcsr(void) { return __builtin_ia32_stmxcsr(); }
+    static void fastgelu_set_mxcsr(unsigned int v) { __builtin_ia32_ldmxcsr(v); }
+    #define FASTGELU_HAVE_MXCSR 1
+    #else
+    static unsigned int fastgelu_get_mxcsr(void) { return 0; }
+    static void fastgelu_set_mxcsr(unsigned int v) { (void)v; }
+    #define FASTGELU_HAVE_MXCSR 0
+    #endif
+    """
+    unsigned int fastgelu_get_mxcsr() nogil
+    void fastgelu_set_mxcsr(unsigned int) nogil
+    const int FASTGELU_HAVE_MXCSR
+
+
+def _mxcsr(value=None):
+    """Test hook: the SSE control/status register of the calling thread (FTZ bit 15, DAZ bit 6, rounding
+    bits 13-14, sticky flags bits 0-5); sets it first when `value` is given. None where there is no MXCSR."""
+    if not FASTGELU_HAVE_MXCSR:
+        return None
+    if value is not None:
+        fastgelu_set_mxcsr(value)
+    return fastgelu_get_mxcsr()
