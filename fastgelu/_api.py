@@ -23,21 +23,85 @@ def _variant(approximate):
         raise ValueError(f"approximate must be one of 'none', 'tanh', 'sigmoid'; got {approximate!r}") from None
 
 
-def _check_real(func, name, value):
-    """TypeError naming the argument unless `value` holds real numbers (integer, bool or floating)."""
+def _dtype_of(func, name, value):
+    """The dtype `value` would have as an array (None for objects that handle ufuncs themselves)."""
     dtype = getattr(value, "dtype", None)
     if dtype is None and not hasattr(value, "__array_ufunc__"):
         try:
             dtype = np.asarray(value).dtype
         except Exception as e:  # ragged lists and the like
             raise TypeError(f"{func}: {name} must be an array of real numbers; got {type(value).__name__}") from e
-    if dtype is not None and np.dtype(dtype).kind not in "biuf":
+    return None if dtype is None else np.dtype(dtype)
+
+
+def _check_real(func, name, value):
+    """TypeError naming the argument unless `value` holds real numbers (bool, integer, floating, bfloat16)."""
+    dtype = _dtype_of(func, name, value)
+    if dtype is not None and dtype.kind not in "biuf" and dtype != ufuncs.BFLOAT16:
         raise TypeError(f"{func}: {name} must hold real numbers (bool, integer or floating), got dtype {dtype}"
                         f" ({type(value).__name__})")
+    return dtype
 
 
-def gelu(x, approximate="none", *, out=None, **ufunc_kwargs):
-    """GELU(x) elementwise.
+# dtypes the fused-bias kernel takes, by the code it expects
+_BIAS_CODES = {np.dtype(np.float16): 0, np.dtype(np.float32): 1, np.dtype(np.float64): 2}
+if ufuncs.BFLOAT16 is not None:
+    _BIAS_CODES[ufuncs.BFLOAT16] = 3
+
+
+def _check_bias(func, x, bias):
+    _check_real(func, "bias", bias)
+    xshape, bshape = np.shape(x), np.shape(bias)
+    if len(xshape) == 0 or bshape != xshape[-1:]:
+        want = f"({xshape[-1]},)" if xshape else "1-D, along a last axis (x is 0-d)"
+        raise ValueError(f"{func}: bias must have shape {want} to run along the last axis of x; "
+                         f"x has shape {tuple(xshape)}, bias has shape {tuple(bshape)}")
+
+
+def _fused_bias_ok(x, bias, dy, out, kwargs):
+    """Can the one-pass kernel take this call? Else NumPy does x + bias first (same values, one more pass)."""
+    if kwargs or type(x) is not np.ndarray or type(bias) is not np.ndarray:
+        return False
+    code = _BIAS_CODES.get(x.dtype)
+    if code is None or bias.dtype != x.dtype or not (x.flags.c_contiguous and bias.flags.c_contiguous):
+        return False
+    if dy is not None and not (type(dy) is np.ndarray and dy.dtype == x.dtype
+                               and (dy.ndim == 0 or (dy.shape == x.shape and dy.flags.c_contiguous))):
+        return False
+    if out is not None:
+        if type(out) is not np.ndarray or out.dtype != x.dtype or out.shape != x.shape \
+                or not out.flags.c_contiguous:
+            return False
+        # in place over x or dy is fine (element i is read before it is written); a shifted overlap is not
+        for a in (x, dy):
+            if a is not None and a.ndim and np.shares_memory(out, a) and \
+                    out.__array_interface__["data"][0] != a.__array_interface__["data"][0]:
+                return False
+    return True
+
+
+def _call(func, ufunc, index, x, dy, bias, out, kwargs):
+    if bias is None:
+        args = (x,) if dy is None else (x, dy)
+        return ufunc(*args, out=out, **kwargs)
+    _check_bias(func, x, bias)
+    if _fused_bias_ok(x, bias, dy, out, kwargs):
+        if out is None:
+            out = np.empty_like(x)
+        elif not out.flags.writeable:
+            raise ValueError(f"{func}: out is read-only")
+        return _kernels()._bias_call(index, dy is not None, _BIAS_CODES[x.dtype], x, bias, dy, out)
+    shifted = np.add(x, bias)
+    args = (shifted,) if dy is None else (shifted, dy)
+    return ufunc(*args, out=out, **kwargs)
+
+
+def _kernels():
+    return ufuncs._kernels
+
+
+def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
+    """GELU(x) elementwise, or GELU(x + bias) in one pass with `bias` running along the last axis.
 
     approximate: "none" (exact, x*Phi(x)), "tanh" (0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))) or
     "sigmoid" (x*sigmoid(1.702x)). out=x works in place without temporary memory. Other keywords go to
@@ -45,18 +109,24 @@ def gelu(x, approximate="none", *, out=None, **ufunc_kwargs):
     """
     fwd, _ = _variant(approximate)
     _check_real("gelu", "x", x)
-    return fwd(x, out=out, **ufunc_kwargs)
+    return _call("gelu", fwd, _INDEX[approximate], x, None, bias, out, ufunc_kwargs)
 
 
-def gelu_grad(x, grad_output=None, approximate="none", *, out=None, **ufunc_kwargs):
-    """grad_output * GELU'(x) elementwise (GELU'(x) itself when grad_output is None)."""
+def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
+    """grad_output * GELU'(x) elementwise (GELU'(x) itself when grad_output is None); with `bias`, the
+    gradient at x + bias."""
     _, grad = _variant(approximate)
-    _check_real("gelu_grad", "x", x)
+    dtype = _check_real("gelu_grad", "x", x)
     if grad_output is None:
-        grad_output = 1.0  # a Python scalar: the result dtype follows x (NEP 50)
+        # a 0-d one of x's own float type keeps the result dtype (and bfloat16 has no weak-scalar rules);
+        # integers and objects that handle ufuncs themselves get a Python 1.0
+        grad_output = np.ones((), dtype) if dtype is not None and dtype in _BIAS_CODES else 1.0
     else:
         _check_real("gelu_grad", "grad_output", grad_output)
-    return grad(x, grad_output, out=out, **ufunc_kwargs)
+    return _call("gelu_grad", grad, _INDEX[approximate], x, grad_output, bias, out, ufunc_kwargs)
+
+
+_INDEX = {"none": 0, "tanh": 1, "sigmoid": 2}
 
 
 def _kernel_modules():

@@ -44,22 +44,6 @@ ctypedef fused variant:
     VSigmoid
 
 
-cdef inline real fwd(real x, variant* v) noexcept nogil:
-    if variant is VNone:
-        return gelu_none(x)
-    elif variant is VTanh:
-        return gelu_tanh(x)
-    else:
-        return gelu_sigmoid(x)
-
-cdef inline real grad(real x, real dy, variant* v) noexcept nogil:
-    if variant is VNone:
-        return gelu_none_grad(x, dy)
-    elif variant is VTanh:
-        return gelu_tanh_grad(x, dy)
-    else:
-        return gelu_sigmoid_grad(x, dy)
-
 cdef inline void fwd_block(const real* x, real* y, npy_intp n, variant* v) noexcept nogil:
     if variant is VNone:
         gelu_none_block(x, y, n)
@@ -122,34 +106,156 @@ _os.register_at_fork(after_in_child=_after_fork_in_child)
 OPENMP = bool(FASTGELU_OPENMP)
 
 
+# ---- storage types and conversions -------------------------------------------------------------------
+
+# float16 and bfloat16 are stored as 16 bits and computed in float32, rounded once to nearest-even on the way
+# out. Written with integer operations so that gcc vectorizes them on every ISA level (a _Float16 cast is a
+# libgcc call without AVX-512-FP16).
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    static inline float fg_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+    static inline uint32_t fg_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+    static inline float fg_half_to_float(uint16_t h) {
+        uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
+        /* normal and inf/NaN: move exponent and mantissa into place and rebias (112 = 127 - 15); a
+           subnormal half is mantissa * 2^-24, formed exactly by one float multiply */
+        float normal = fg_bits_f((em << 13) + (em >= 0x7c00u ? 0x7f800000u - (0x7c00u << 13) : (112u << 23)));
+        float sub = (float)em * 5.9604644775390625e-08f;
+        return fg_bits_f(fg_f_bits(em < 0x0400u ? sub : normal) | sign);
+    }
+
+    static inline uint16_t fg_float_to_half(float f) {
+        uint32_t u = fg_f_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+        /* normal range: round the 13 dropped mantissa bits to nearest-even, rebias; a carry out of the
+           mantissa correctly bumps the exponent, up to infinity */
+        uint32_t normal = (a + 0xfffu + ((a >> 13) & 1u) - (112u << 23)) >> 13;
+        /* below 2^-14: adding 0.5f aligns the value so the FPU's own round-to-nearest-even drops exactly
+           the bits a half subnormal cannot hold */
+        uint32_t sub = fg_f_bits(fg_bits_f(a) + 0.5f) - 0x3f000000u;
+        uint32_t big = a > 0x7f800000u ? 0x7e00u : 0x7c00u;   /* NaN stays NaN (quiet), else inf */
+        uint32_t r = a >= 0x477ff000u ? big : (a < 0x38800000u ? sub : normal);
+        return (uint16_t)(r | sign);
+    }
+
+    static inline float fg_bf16_to_float(uint16_t b) { return fg_bits_f((uint32_t)b << 16); }
+
+    static inline uint16_t fg_float_to_bf16(float f) {
+        uint32_t u = fg_f_bits(f);
+        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+    }
+    """
+    float fg_half_to_float(unsigned short) nogil
+    unsigned short fg_float_to_half(float) nogil
+    float fg_bf16_to_float(unsigned short) nogil
+    unsigned short fg_float_to_bf16(float) nogil
+
+cdef struct Half:       # NumPy float16 (IEEE binary16)
+    unsigned short bits
+cdef struct BFloat:     # ml_dtypes.bfloat16
+    unsigned short bits
+
+ctypedef fused stored:
+    float
+    double
+    Half
+    BFloat
+
+
 # ---- loops ------------------------------------------------------------------------------------------------
 
-cdef inline void fwd_piece(char* px, char* py, npy_intp sx, npy_intp sy, npy_intp n,
-                           real* r, variant* v) noexcept nogil:
+# Strided, broadcast and 16-bit data are gathered into a stack buffer of this many elements, computed by the
+# same block function as contiguous data (so every path gives the same bits), and scattered back.
+cdef enum:
+    CHUNK = 256
+
+
+cdef inline void load(const char* p, npy_intp s, npy_intp m, stored* r, float* fb, double* db) noexcept nogil:
     cdef npy_intp i
-    if sx == sizeof(real) and sy == sizeof(real):
-        fwd_block(<const real*>px, <real*>py, n, v)
+    if stored is double:
+        for i in range(m):
+            db[i] = (<const double*>(p + i * s))[0]
+    elif stored is float:
+        for i in range(m):
+            fb[i] = (<const float*>(p + i * s))[0]
+    elif s == sizeof(stored):  # contiguous 16-bit: typed indexing so the conversion vectorizes
+        for i in range(m):
+            fb[i] = fg_half_to_float((<const Half*>p)[i].bits) if stored is Half else \
+                fg_bf16_to_float((<const BFloat*>p)[i].bits)
     else:
-        for i in range(n):
-            (<real*>(py + i * sy))[0] = fwd((<real*>(px + i * sx))[0], v)
+        for i in range(m):
+            fb[i] = fg_half_to_float((<const Half*>(p + i * s)).bits) if stored is Half else \
+                fg_bf16_to_float((<const BFloat*>(p + i * s)).bits)
+
+
+cdef inline void store(char* p, npy_intp s, npy_intp m, stored* r, const float* fb,
+                       const double* db) noexcept nogil:
+    cdef npy_intp i
+    if stored is double:
+        for i in range(m):
+            (<double*>(p + i * s))[0] = db[i]
+    elif stored is float:
+        for i in range(m):
+            (<float*>(p + i * s))[0] = fb[i]
+    elif s == sizeof(stored):
+        for i in range(m):
+            if stored is Half:
+                (<Half*>p)[i].bits = fg_float_to_half(fb[i])
+            else:
+                (<BFloat*>p)[i].bits = fg_float_to_bf16(fb[i])
+    else:
+        for i in range(m):
+            if stored is Half:
+                (<Half*>(p + i * s)).bits = fg_float_to_half(fb[i])
+            else:
+                (<BFloat*>(p + i * s)).bits = fg_float_to_bf16(fb[i])
+
+
+cdef inline void fwd_piece(char* px, char* py, npy_intp sx, npy_intp sy, npy_intp n,
+                           stored* r, variant* v) noexcept nogil:
+    cdef npy_intp c, m
+    cdef float fb[CHUNK]
+    cdef double db[CHUNK]
+    if (stored is float or stored is double) and sx == sizeof(stored) and sy == sizeof(stored):
+        fwd_block(<const stored*>px, <stored*>py, n, v)
+        return
+    c = 0
+    while c < n:
+        m = n - c if n - c < CHUNK else CHUNK
+        load(px + c * sx, sx, m, r, fb, db)
+        if stored is double:
+            fwd_block(db, db, m, v)
+        else:
+            fwd_block(fb, fb, m, v)
+        store(py + c * sy, sy, m, r, fb, db)
+        c += CHUNK
 
 
 cdef inline void grad_piece(char* px, char* pd, char* py, npy_intp sx, npy_intp sd, npy_intp sy,
-                            npy_intp n, real* r, variant* v) noexcept nogil:
-    cdef npy_intp i, c, m
-    cdef real dyconst[512]
-    if sx == sizeof(real) and sy == sizeof(real) and sd == sizeof(real):
-        grad_block(<const real*>px, <const real*>pd, <real*>py, n, v)
-    elif sx == sizeof(real) and sy == sizeof(real) and sd == 0:
-        # one dy for all (gelu_grad without grad_output, or a scalar): keep the vectorized block path
-        for i in range(512):
-            dyconst[i] = (<real*>pd)[0]
-        for c in range(0, n, 512):
-            m = n - c if n - c < 512 else 512
-            grad_block(<const real*>px + c, dyconst, <real*>py + c, m, v)
-    else:
-        for i in range(n):
-            (<real*>(py + i * sy))[0] = grad((<real*>(px + i * sx))[0], (<real*>(pd + i * sd))[0], v)
+                            npy_intp n, stored* r, variant* v) noexcept nogil:
+    cdef npy_intp c, m
+    cdef float fb[CHUNK]
+    cdef float fd[CHUNK]
+    cdef double db[CHUNK]
+    cdef double dd[CHUNK]
+    if (stored is float or stored is double) and sx == sizeof(stored) and sy == sizeof(stored) \
+            and sd == sizeof(stored):
+        grad_block(<const stored*>px, <const stored*>pd, <stored*>py, n, v)
+        return
+    c = 0
+    while c < n:
+        m = n - c if n - c < CHUNK else CHUNK
+        load(px + c * sx, sx, m, r, fb, db)
+        load(pd + c * sd, sd, m, r, fd, dd)
+        if stored is double:
+            grad_block(db, dd, db, m, v)
+        else:
+            grad_block(fb, fd, fb, m, v)
+        store(py + c * sy, sy, m, r, fb, db)
+        c += CHUNK
 
 
 cdef inline npy_intp piece_len(npy_intp n, int nt) noexcept nogil:
@@ -158,7 +264,7 @@ cdef inline npy_intp piece_len(npy_intp n, int nt) noexcept nogil:
 
 
 cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* steps,
-                          real* r, variant* v) noexcept nogil:
+                          stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sy = steps[1], per, start, k
     cdef int nt = threads_for(n)
     cdef fexcept_t flags
@@ -178,7 +284,7 @@ cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* ste
 
 
 cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* steps,
-                           real* r, variant* v) noexcept nogil:
+                           stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sd = steps[1], sy = steps[2], per, start, k
     cdef int nt = threads_for(n)
     cdef fexcept_t flags
@@ -193,3 +299,107 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
                 grad_piece(args[0] + start * sx, args[1] + start * sd, args[2] + start * sy, sx, sd, sy,
                            per if n - start > per else n - start, r, v)
     fesetexceptflag(&flags, FE_ALL_EXCEPT)
+
+
+# ---- fused bias: gelu(x + b), b along the last axis --------------------------------------------------------
+
+cdef inline float round_to(float f, stored* r) noexcept nogil:
+    # x + b is rounded to the storage type first, exactly as NumPy's own x + b would be
+    if stored is Half:
+        return fg_half_to_float(fg_float_to_half(f))
+    elif stored is BFloat:
+        return fg_bf16_to_float(fg_float_to_bf16(f))
+    return f
+
+
+cdef inline void bias_piece(char* px, char* pb, char* pd, char* py, npy_intp start, npy_intp count,
+                            npy_intp width, npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
+    """Elements [start, start + count) of C-contiguous (rows, width) arrays; bias index = column.
+    dy has stride sd: the element size, or 0 for one dy for all."""
+    cdef npy_intp i = start, end = start + count, col, m, k, sz = sizeof(stored)
+    cdef float fb[CHUNK]
+    cdef float fc[CHUNK]
+    cdef float fd[CHUNK]
+    cdef double db[CHUNK]
+    cdef double dc[CHUNK]
+    cdef double dd[CHUNK]
+    while i < end:
+        col = i % width
+        m = width - col
+        if end - i < m:
+            m = end - i
+        if m > CHUNK:
+            m = CHUNK
+        load(px + i * sz, sz, m, r, fb, db)
+        load(pb + col * sz, sz, m, r, fc, dc)
+        if stored is double:
+            for k in range(m):
+                db[k] = db[k] + dc[k]
+        else:
+            for k in range(m):
+                fb[k] = round_to(fb[k] + fc[k], r)
+        if grad:
+            load(pd + i * sd, sd, m, r, fd, dd)
+            if stored is double:
+                grad_block(db, dd, db, m, v)
+            else:
+                grad_block(fb, fd, fb, m, v)
+        elif stored is double:
+            fwd_block(db, db, m, v)
+        else:
+            fwd_block(fb, fb, m, v)
+        store(py + i * sz, sz, m, r, fb, db)
+        i += m
+
+
+cdef inline void bias_run(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
+                          npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
+    cdef int nt = threads_for(n)
+    cdef npy_intp per, start, k
+    cdef fexcept_t flags
+    fegetexceptflag(&flags, FE_ALL_EXCEPT)
+    if nt == 1:
+        bias_piece(px, pb, pd, py, 0, n, width, sd, r, v, grad)
+    else:
+        per = piece_len(n, nt)
+        for k in prange(nt, num_threads=nt, schedule='static'):
+            start = k * per
+            if start < n:
+                bias_piece(px, pb, pd, py, start, per if n - start > per else n - start, width, sd, r, v,
+                           grad)
+    fesetexceptflag(&flags, FE_ALL_EXCEPT)
+
+
+cdef inline void bias_typed(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
+                            bint dy_scalar, int code, variant* v, bint grad) noexcept nogil:
+    if code == 0:
+        bias_run(px, pb, pd, py, n, width, 0 if dy_scalar else 2, <Half*>0, v, grad)
+    elif code == 1:
+        bias_run(px, pb, pd, py, n, width, 0 if dy_scalar else 4, <float*>0, v, grad)
+    elif code == 2:
+        bias_run(px, pb, pd, py, n, width, 0 if dy_scalar else 8, <double*>0, v, grad)
+    else:
+        bias_run(px, pb, pd, py, n, width, 0 if dy_scalar else 2, <BFloat*>0, v, grad)
+
+
+def _bias_call(int variant_index, bint grad, int dtype_code, cnp.ndarray x, cnp.ndarray b, dy,
+               cnp.ndarray out):
+    """gelu(x + b) (or its gradient times dy) for C-contiguous arrays of one dtype that the caller has
+    checked: b 1-D of length x.shape[-1], dy (gradient only) shaped like x or 0-d, out shaped like x.
+    variant_index 0/1/2 = none/tanh/sigmoid; dtype_code 0/1/2/3 = float16/float32/float64/bfloat16."""
+    cdef char* px = <char*>cnp.PyArray_DATA(x)
+    cdef char* pb = <char*>cnp.PyArray_DATA(b)
+    cdef char* pd = <char*>cnp.PyArray_DATA(dy) if grad else NULL
+    cdef char* py = <char*>cnp.PyArray_DATA(out)
+    cdef npy_intp n = cnp.PyArray_SIZE(x), width = cnp.PyArray_DIM(b, 0)
+    cdef bint dy_scalar = grad and cnp.PyArray_NDIM(dy) == 0
+    if n == 0:
+        return out
+    with nogil:
+        if variant_index == 0:
+            bias_typed(px, pb, pd, py, n, width, dy_scalar, dtype_code, <VNone*>0, grad)
+        elif variant_index == 1:
+            bias_typed(px, pb, pd, py, n, width, dy_scalar, dtype_code, <VTanh*>0, grad)
+        else:
+            bias_typed(px, pb, pd, py, n, width, dy_scalar, dtype_code, <VSigmoid*>0, grad)
+    return out

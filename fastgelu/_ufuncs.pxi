@@ -1,42 +1,45 @@
-# The ufunc objects. NumPy needs one C function per (ufunc, dtype) with its exact loop signature; each is
-# a one-line entry into the fused loop, which fixes variant and dtype at compile time.
+# The ufunc objects. NumPy wants one C function per (ufunc, dtype) with its loop signature. Each entry below
+# fixes the storage type; the variant comes in through the loop's `data` pointer type, so `fwd_f[VTanh]` is
+# the float32 tanh loop. (NumPy passes data as void*; the tag pointers are never dereferenced.)
 
-from numpy cimport PyUFuncGenericFunction, NPY_FLOAT, NPY_DOUBLE
+from numpy cimport PyUFuncGenericFunction, NPY_FLOAT, NPY_DOUBLE, NPY_FLOAT16 as NPY_HALF
 
 cdef extern from "numpy/ufuncobject.h":
     object PyUFunc_FromFuncAndData(PyUFuncGenericFunction*, void**, char*, int, int, int, int,
                                    const char*, const char*, int)
+    int PyUFunc_RegisterLoopForType(cnp.ufunc, int, PyUFuncGenericFunction, const int*, void*) except -1
     int PyUFunc_None
 
 ctypedef npy_intp* ip
+ctypedef PyUFuncGenericFunction G
 
-cdef void _gelu_f(char** a, ip d, ip s, void* _) noexcept nogil: fwd_loop(a, d, s, <float*>0, <VNone*>0)
-cdef void _gelu_d(char** a, ip d, ip s, void* _) noexcept nogil: fwd_loop(a, d, s, <double*>0, <VNone*>0)
-cdef void _tanh_f(char** a, ip d, ip s, void* _) noexcept nogil: fwd_loop(a, d, s, <float*>0, <VTanh*>0)
-cdef void _tanh_d(char** a, ip d, ip s, void* _) noexcept nogil: fwd_loop(a, d, s, <double*>0, <VTanh*>0)
-cdef void _sigm_f(char** a, ip d, ip s, void* _) noexcept nogil: fwd_loop(a, d, s, <float*>0, <VSigmoid*>0)
-cdef void _sigm_d(char** a, ip d, ip s, void* _) noexcept nogil: fwd_loop(a, d, s, <double*>0, <VSigmoid*>0)
-cdef void _ggelu_f(char** a, ip d, ip s, void* _) noexcept nogil: grad_loop(a, d, s, <float*>0, <VNone*>0)
-cdef void _ggelu_d(char** a, ip d, ip s, void* _) noexcept nogil: grad_loop(a, d, s, <double*>0, <VNone*>0)
-cdef void _gtanh_f(char** a, ip d, ip s, void* _) noexcept nogil: grad_loop(a, d, s, <float*>0, <VTanh*>0)
-cdef void _gtanh_d(char** a, ip d, ip s, void* _) noexcept nogil: grad_loop(a, d, s, <double*>0, <VTanh*>0)
-cdef void _gsigm_f(char** a, ip d, ip s, void* _) noexcept nogil: grad_loop(a, d, s, <float*>0, <VSigmoid*>0)
-cdef void _gsigm_d(char** a, ip d, ip s, void* _) noexcept nogil: grad_loop(a, d, s, <double*>0, <VSigmoid*>0)
+cdef void fwd_e(char** a, ip d, ip s, variant* v) noexcept nogil: fwd_loop(a, d, s, <Half*>0, v)
+cdef void fwd_f(char** a, ip d, ip s, variant* v) noexcept nogil: fwd_loop(a, d, s, <float*>0, v)
+cdef void fwd_d(char** a, ip d, ip s, variant* v) noexcept nogil: fwd_loop(a, d, s, <double*>0, v)
+cdef void fwd_b(char** a, ip d, ip s, variant* v) noexcept nogil: fwd_loop(a, d, s, <BFloat*>0, v)
+cdef void grad_e(char** a, ip d, ip s, variant* v) noexcept nogil: grad_loop(a, d, s, <Half*>0, v)
+cdef void grad_f(char** a, ip d, ip s, variant* v) noexcept nogil: grad_loop(a, d, s, <float*>0, v)
+cdef void grad_d(char** a, ip d, ip s, variant* v) noexcept nogil: grad_loop(a, d, s, <double*>0, v)
+cdef void grad_b(char** a, ip d, ip s, variant* v) noexcept nogil: grad_loop(a, d, s, <BFloat*>0, v)
 
 # NumPy keeps these pointers (it copies neither the loop tables nor the type codes): module-level storage.
-cdef PyUFuncGenericFunction _funcs[6][2]
-_funcs[0][:] = [<PyUFuncGenericFunction>_gelu_f, <PyUFuncGenericFunction>_gelu_d]
-_funcs[1][:] = [<PyUFuncGenericFunction>_tanh_f, <PyUFuncGenericFunction>_tanh_d]
-_funcs[2][:] = [<PyUFuncGenericFunction>_sigm_f, <PyUFuncGenericFunction>_sigm_d]
-_funcs[3][:] = [<PyUFuncGenericFunction>_ggelu_f, <PyUFuncGenericFunction>_ggelu_d]
-_funcs[4][:] = [<PyUFuncGenericFunction>_gtanh_f, <PyUFuncGenericFunction>_gtanh_d]
-_funcs[5][:] = [<PyUFuncGenericFunction>_gsigm_f, <PyUFuncGenericFunction>_gsigm_d]
-cdef void* _data[2]
-_data[:] = [NULL, NULL]
-cdef char _types_fwd[4]
-_types_fwd[:] = [NPY_FLOAT, NPY_FLOAT, NPY_DOUBLE, NPY_DOUBLE]
-cdef char _types_grad[6]
-_types_grad[:] = [NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_DOUBLE, NPY_DOUBLE, NPY_DOUBLE]
+cdef G _funcs[6][3]
+_funcs[0][:] = [<G>fwd_e[VNone], <G>fwd_f[VNone], <G>fwd_d[VNone]]
+_funcs[1][:] = [<G>fwd_e[VTanh], <G>fwd_f[VTanh], <G>fwd_d[VTanh]]
+_funcs[2][:] = [<G>fwd_e[VSigmoid], <G>fwd_f[VSigmoid], <G>fwd_d[VSigmoid]]
+_funcs[3][:] = [<G>grad_e[VNone], <G>grad_f[VNone], <G>grad_d[VNone]]
+_funcs[4][:] = [<G>grad_e[VTanh], <G>grad_f[VTanh], <G>grad_d[VTanh]]
+_funcs[5][:] = [<G>grad_e[VSigmoid], <G>grad_f[VSigmoid], <G>grad_d[VSigmoid]]
+cdef G _bf16_funcs[6]
+_bf16_funcs[:] = [<G>fwd_b[VNone], <G>fwd_b[VTanh], <G>fwd_b[VSigmoid],
+                  <G>grad_b[VNone], <G>grad_b[VTanh], <G>grad_b[VSigmoid]]
+cdef void* _data[3]
+_data[:] = [NULL, NULL, NULL]
+cdef char _types_fwd[6]
+_types_fwd[:] = [NPY_HALF, NPY_HALF, NPY_FLOAT, NPY_FLOAT, NPY_DOUBLE, NPY_DOUBLE]
+cdef char _types_grad[9]
+_types_grad[:] = [NPY_HALF, NPY_HALF, NPY_HALF, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_DOUBLE, NPY_DOUBLE,
+                  NPY_DOUBLE]
 
 # Names and docstrings must outlive the ufuncs too; NumPy stores the char pointers.
 _NAMES = (b"gelu", b"gelu_tanh", b"gelu_sigmoid", b"gelu_grad", b"gelu_tanh_grad", b"gelu_sigmoid_grad")
@@ -59,9 +62,18 @@ def _make_ufuncs():
         nin = 1 if i < 3 else 2
         types = &_types_fwd[0] if nin == 1 else &_types_grad[0]
         made[_NAMES[i].decode()] = PyUFunc_FromFuncAndData(
-            _funcs[i], _data, types, 2, nin, 1, PyUFunc_None,
+            _funcs[i], _data, types, 3, nin, 1, PyUFunc_None,
             <const char*>_NAMES[i], <const char*>_DOCS[i], 0)
     return made
 
 
 UFUNCS = _make_ufuncs()
+
+
+def _register_bfloat16(int typenum):
+    """Add bfloat16 loops (ml_dtypes' type number) to the six ufuncs."""
+    cdef int types[3]
+    cdef int i
+    types[:] = [typenum, typenum, typenum]
+    for i, name in enumerate(_NAMES):
+        PyUFunc_RegisterLoopForType(UFUNCS[name.decode()], typenum, _bf16_funcs[i], types, NULL)
