@@ -9,9 +9,25 @@ import os
 
 ISA_ORDER = ("avx512", "avx2", "generic")
 
+# bfloat16 is ml_dtypes' dtype, not NumPy's: its loops are added when ml_dtypes is installed
+if importlib.util.find_spec("ml_dtypes") is not None:
+    import ml_dtypes
+    import numpy as np
+
+    BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+else:
+    BFLOAT16 = None
+
+_loaded = {}
+
 
 def _module(isa):
-    return importlib.import_module(f"fastgelu._kernels_{isa}")
+    if isa not in _loaded:
+        mod = importlib.import_module(f"fastgelu._kernels_{isa}")
+        if BFLOAT16 is not None:
+            mod._register_bfloat16(BFLOAT16.num)
+        _loaded[isa] = mod
+    return _loaded[isa]
 
 
 def built():

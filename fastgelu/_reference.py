@@ -121,10 +121,16 @@ def ulp_error(y, ref, scale, dtype):
     or a number where it is NaN, counts inf.
     """
     dtype = np.dtype(dtype)
-    y = np.asarray(y, dtype=np.float64)
+    y = np.asarray(y).astype(np.float64)
     with np.errstate(all="ignore"):
-        spacing = np.spacing(np.abs(np.asarray(scale).astype(dtype))).astype(np.float64)
-        spacing = np.where(np.isfinite(spacing), spacing, np.finfo(dtype).max)
+        if dtype.kind == "f":
+            spacing = np.spacing(np.abs(np.asarray(scale).astype(dtype))).astype(np.float64)
+            biggest = float(np.finfo(dtype).max)
+        else:  # bfloat16: float32's exponent with 16 fewer mantissa bits, subnormals included
+            rounded = np.abs(np.asarray(scale).astype(dtype)).astype(np.float32)
+            spacing = np.spacing(rounded).astype(np.float64) * 65536.0
+            biggest = 3.3895313892515355e38
+        spacing = np.where(np.isfinite(spacing), spacing, biggest)
         err = np.abs(y - ref) / spacing
     same = (y == ref) | (np.isnan(y) & np.isnan(ref))
     err = np.where(same, 0.0, err)

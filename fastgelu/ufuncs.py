@@ -1,21 +1,10 @@
 """The raw NumPy ufuncs: gelu, gelu_tanh, gelu_sigmoid (x) and gelu_grad, gelu_tanh_grad,
 gelu_sigmoid_grad (x, dy), with loops for float16, float32, float64 and (with ml_dtypes) bfloat16. They take every ufunc keyword (out, where, casting, dtype, ...) and dispatch
 through __array_ufunc__ (dask, xarray)."""
-import importlib.util as _ilu
-
+from ._dispatch import BFLOAT16
 from ._dispatch import load as _load
 
 ISA, _kernels = _load()
-
-# bfloat16 is ml_dtypes' dtype, not NumPy's: its loops are added when ml_dtypes is installed
-if _ilu.find_spec("ml_dtypes") is not None:
-    import ml_dtypes as _ml_dtypes
-    import numpy as _np
-
-    BFLOAT16 = _np.dtype(_ml_dtypes.bfloat16)
-    _kernels._register_bfloat16(BFLOAT16.num)
-else:
-    BFLOAT16 = None
 
 gelu = _kernels.UFUNCS["gelu"]
 gelu_tanh = _kernels.UFUNCS["gelu_tanh"]

@@ -1,5 +1,3 @@
-import importlib
-
 import numpy as np
 import pytest
 
@@ -28,7 +26,7 @@ def pytest_configure(config):
 @pytest.fixture(params=ISAS)
 def uf(request):
     """The six ufuncs of one ISA build (every build this CPU can run), as a dict by name."""
-    return importlib.import_module(f"fastgelu._kernels_{request.param}").UFUNCS
+    return _dispatch.load(request.param)[1].UFUNCS
 
 
 @pytest.fixture
