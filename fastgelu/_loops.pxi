@@ -118,13 +118,20 @@ cdef extern from *:
     static inline float fg_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
     static inline uint32_t fg_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
+    /* selects as masks: gcc will not if-convert a ternary around a float operation (it could trap), and
+       the loop would stay scalar below AVX-512 */
+    static inline uint32_t fg_pick(int c, uint32_t a, uint32_t b) {
+        uint32_t m = 0u - (uint32_t)(c != 0);
+        return (a & m) | (b & ~m);
+    }
+
     static inline float fg_half_to_float(uint16_t h) {
-        uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
-        /* normal and inf/NaN: move exponent and mantissa into place and rebias (112 = 127 - 15); a
-           subnormal half is mantissa * 2^-24, formed exactly by one float multiply */
-        float normal = fg_bits_f((em << 13) + (em >= 0x7c00u ? 0x7f800000u - (0x7c00u << 13) : (112u << 23)));
-        float sub = (float)em * 5.9604644775390625e-08f;
-        return fg_bits_f(fg_f_bits(em < 0x0400u ? sub : normal) | sign);
+        uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu, shifted = em << 13;
+        /* normal, inf and NaN: exponent and mantissa moved into place and rebiased (112 = 127 - 15;
+           224 = 255 - 31 keeps inf/NaN); a subnormal half m*2^-24 is (1 + m/1024)*2^-14 - 2^-14, exact */
+        uint32_t normal = shifted + fg_pick(em >= 0x7c00u, 224u << 23, 112u << 23);
+        uint32_t sub = fg_f_bits(fg_bits_f(shifted + (113u << 23)) - 6.103515625e-05f);
+        return fg_bits_f(fg_pick(em < 0x0400u, sub, normal) | sign);
     }
 
     static inline uint16_t fg_float_to_half(float f) {
@@ -135,8 +142,8 @@ cdef extern from *:
         /* below 2^-14: adding 0.5f aligns the value so the FPU's own round-to-nearest-even drops exactly
            the bits a half subnormal cannot hold */
         uint32_t sub = fg_f_bits(fg_bits_f(a) + 0.5f) - 0x3f000000u;
-        uint32_t big = a > 0x7f800000u ? 0x7e00u : 0x7c00u;   /* NaN stays NaN (quiet), else inf */
-        uint32_t r = a >= 0x477ff000u ? big : (a < 0x38800000u ? sub : normal);
+        uint32_t big = fg_pick(a > 0x7f800000u, 0x7e00u, 0x7c00u);   /* NaN stays NaN (quiet), else inf */
+        uint32_t r = fg_pick(a >= 0x477ff000u, big, fg_pick(a < 0x38800000u, sub, normal));
         return (uint16_t)(r | sign);
     }
 
@@ -145,7 +152,7 @@ cdef extern from *:
     static inline uint16_t fg_float_to_bf16(float f) {
         uint32_t u = fg_f_bits(f);
         uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-        return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+        return (uint16_t)fg_pick((u & 0x7fffffffu) > 0x7f800000u, (u >> 16) | 0x40u, rounded);
     }
     """
     float fg_half_to_float(unsigned short) nogil
