@@ -241,6 +241,22 @@ cdef inline void fwd_piece(char* px, char* py, npy_intp sx, npy_intp sy, npy_int
         c += CHUNK
 
 
+cdef inline bint depends_on_output(char* pin, npy_intp sin, char* pout, npy_intp sout, npy_intp n) noexcept nogil:
+    """Does an input element live where a different element's output goes? Never for __call__ (NumPy
+    copies overlapping operands), but reduce and accumulate of the gradient ufuncs chain outputs."""
+    if n <= 1:
+        return False
+    if sout == 0:   # every element writes the same place (reduce): only in order is that meaningful
+        return True
+    if pin == pout and sin == sout:
+        return False
+    cdef char* in_lo = pin if sin >= 0 else pin + (n - 1) * sin
+    cdef char* in_hi = pin + (n - 1) * sin if sin >= 0 else pin
+    cdef char* out_lo = pout if sout >= 0 else pout + (n - 1) * sout
+    cdef char* out_hi = pout + (n - 1) * sout if sout >= 0 else pout
+    return in_lo <= out_hi + 8 and out_lo <= in_hi + 8
+
+
 cdef inline void grad_piece(char* px, char* pd, char* py, npy_intp sx, npy_intp sd, npy_intp sy,
                             npy_intp n, stored* r, variant* v) noexcept nogil:
     cdef npy_intp c, m
@@ -248,6 +264,11 @@ cdef inline void grad_piece(char* px, char* pd, char* py, npy_intp sx, npy_intp 
     cdef float fd[CHUNK]
     cdef double db[CHUNK]
     cdef double dd[CHUNK]
+    if depends_on_output(px, sx, py, sy, n) or depends_on_output(pd, sd, py, sy, n):
+        # reduce/accumulate: an input is an earlier output, so elements must go one at a time, in order
+        for c in range(n):
+            grad_piece(px + c * sx, pd + c * sd, py + c * sy, 0, 0, 0, 1, r, v)
+        return
     if (stored is float or stored is double) and sx == sizeof(stored) and sy == sizeof(stored) \
             and sd == sizeof(stored):
         grad_block(<const stored*>px, <const stored*>pd, <stored*>py, n, v)

@@ -95,3 +95,16 @@ def test_every_length(uf, name, n, rng):
     assert np.array_equal(y[::max(1, n // 50)], one_by_one)
     strided = call(uf, name, np.repeat(x, 2)[::2])
     assert np.array_equal(y, strided)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("name", GRAD)
+def test_gradient_reduce_and_accumulate_chain_in_order(uf, name, dtype):
+    """NumPy hands reduce/accumulate an input that is an earlier output: it must be read in order."""
+    x = np.linspace(-2, 2, 600).astype(dtype)
+    acc, seq = x[0], [x[0]]
+    for v in x[1:]:
+        acc = uf[name](acc, v)
+        seq.append(acc)
+    assert np.array_equal(uf[name].accumulate(x), np.array(seq, dtype))
+    assert uf[name].reduce(x) == seq[-1]
