@@ -1,0 +1,102 @@
+"""GELU as a layer object, the shape of torch.nn.GELU / lucid.nn.GELU, for NumPy code that does its own
+backpropagation: ``y = layer(x)`` (or ``layer.forward(x)``) and later ``dx = layer.backward(dy)``.
+
+All numerics are fastgelu.gelu / fastgelu.gelu_grad; this module only keeps the state a backward pass needs.
+"""
+import numpy as np
+
+from ._api import gelu, gelu_grad
+
+APPROXIMATE = ("none", "tanh", "sigmoid")
+
+
+def _is_floating(dtype):
+    """float16/32/64 (and longdouble) or ml_dtypes.bfloat16: the dtypes a result can be written back into."""
+    return np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16"
+
+
+class GELU:
+    """Gaussian Error Linear Unit layer: ``GELU(x) = x * Phi(x)`` elementwise.
+
+    Parameters
+    ----------
+    approximate : {"none", "tanh", "sigmoid"}
+        "none" is the exact x*Phi(x); "tanh" is 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))) (GPT-2);
+        "sigmoid" is x*sigmoid(1.702x).
+    inplace : bool
+        Write the result into the input array and return that array (it must be a writable NumPy array
+        of a floating dtype: float16, float32, float64 or bfloat16).
+
+    Backward pass and memory
+    ------------------------
+    ``forward`` remembers its input so that ``backward(grad_output)`` can return
+    ``grad_output * GELU'(x)``; only the last forward's input is kept.
+
+    * Out of place (the default) keeps a *reference* to the input, with no copy. The caller must not
+      modify that array between forward and backward (nothing checks it: unlike PyTorch there is no
+      version counter), or backward computes the gradient at the modified values.
+    * In place overwrites the input, and GELU cannot be undone (it is not monotonic), so forward first
+      saves a *copy* of the input. ``inplace=True`` therefore reuses the caller's buffer for the result but
+      allocates one input-sized copy per call: it saves no memory when a backward pass follows, and it
+      costs an extra copy when none does. Use it when the caller needs the result in that very buffer.
+
+    The saved input is held until the next forward; ``clear()`` drops it.
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> m = fastgelu.GELU()
+    >>> m(np.array([-2.0, -1.0, 0.0, 1.0, 2.0])).round(4)
+    array([-0.0455, -0.1587,  0.    ,  0.8413,  1.9545])
+    >>> m.backward(np.ones(5)).round(4)
+    array([-0.0852, -0.0833,  0.5   ,  1.0833,  1.0852])
+    >>> fastgelu.GELU("tanh", inplace=True)
+    GELU(approximate='tanh', inplace=True)
+    """
+
+    def __init__(self, approximate="none", inplace=False):
+        if not isinstance(approximate, str) or approximate not in APPROXIMATE:
+            valid = ", ".join(repr(a) for a in APPROXIMATE)
+            raise ValueError(f"GELU: approximate must be one of {valid}; got {approximate!r}")
+        self.approximate = approximate
+        self.inplace = bool(inplace)
+        self._saved = None
+
+    def forward(self, x):
+        """GELU(x); with inplace=True the result is written into x and x is returned."""
+        if not self.inplace:
+            y = gelu(x, self.approximate)  # checks x before anything is remembered
+            self._saved = x
+            return y
+        if not isinstance(x, np.ndarray):
+            raise TypeError(f"GELU(inplace=True): x must be a NumPy array to write into; got "
+                            f"{type(x).__name__}")
+        if not _is_floating(x.dtype):
+            raise TypeError(f"GELU(inplace=True): x must have a floating dtype (float16, float32, float64 or "
+                            f"bfloat16) to hold the result; got {x.dtype}")
+        if not x.flags.writeable:
+            raise ValueError("GELU(inplace=True): x is read-only")
+        saved = x.copy()  # the input is about to be overwritten; backward needs it
+        gelu(x, self.approximate, out=x)
+        self._saved = saved
+        return x
+
+    __call__ = forward
+
+    def backward(self, grad_output):
+        """grad_output * GELU'(x), x being the input of the last forward."""
+        if self._saved is None:
+            raise RuntimeError("GELU.backward called before forward: no input is saved. Call the layer "
+                               "(or forward(x)) first; backward(grad_output) then returns grad_output * GELU'(x).")
+        return gelu_grad(self._saved, grad_output, self.approximate)
+
+    def clear(self):
+        """Drop the input saved for backward (frees it when nothing else holds it)."""
+        self._saved = None
+
+    def extra_repr(self):
+        s = f"approximate={self.approximate!r}"
+        return s + ", inplace=True" if self.inplace else s
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.extra_repr()})"
