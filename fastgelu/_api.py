@@ -16,11 +16,13 @@ VARIANTS = {
 }
 
 
-def _variant(approximate):
+def _variant(approximate, who="gelu"):
+    """(forward, gradient) ufuncs for `approximate`; ValueError naming the valid values otherwise."""
     try:
         return VARIANTS[approximate]
     except (KeyError, TypeError):
-        raise ValueError(f"approximate must be one of 'none', 'tanh', 'sigmoid'; got {approximate!r}") from None
+        raise ValueError(f"{who}: approximate must be one of 'none', 'tanh', 'sigmoid'; "
+                         f"got {approximate!r}") from None
 
 
 def _dtype_of(func, name, value):
@@ -115,7 +117,7 @@ def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
 def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
     """grad_output * GELU'(x) elementwise (GELU'(x) itself when grad_output is None); with `bias`, the
     gradient at x + bias."""
-    _, grad = _variant(approximate)
+    _, grad = _variant(approximate, "gelu_grad")
     dtype = _check_real("gelu_grad", "x", x)
     if grad_output is None:
         # a 0-d one of x's own float type keeps the result dtype (and bfloat16 has no weak-scalar rules);

@@ -5,9 +5,7 @@ All numerics are fastgelu.gelu / fastgelu.gelu_grad; this module only keeps the 
 """
 import numpy as np
 
-from ._api import gelu, gelu_grad
-
-APPROXIMATE = ("none", "tanh", "sigmoid")
+from ._api import _variant, gelu, gelu_grad
 
 
 def _is_floating(dtype):
@@ -55,9 +53,7 @@ class GELU:
     """
 
     def __init__(self, approximate="none", inplace=False):
-        if not isinstance(approximate, str) or approximate not in APPROXIMATE:
-            valid = ", ".join(repr(a) for a in APPROXIMATE)
-            raise ValueError(f"GELU: approximate must be one of {valid}; got {approximate!r}")
+        _variant(approximate, "GELU")
         self.approximate = approximate
         self.inplace = bool(inplace)
         self._saved = None

@@ -21,7 +21,7 @@ except ImportError as e:  # also when torch is installed but broken: say what is
                       f'for your platform first to choose CPU/CUDA builds). Import failed with: {e}') from e
 
 from ._api import gelu as _gelu, gelu_grad as _gelu_grad
-from ._module import APPROXIMATE
+from ._api import _variant
 
 __all__ = ["gelu", "GELU", "GELUFunction", "GELUGradFunction", "as_numpy"]
 
@@ -29,9 +29,7 @@ _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
 def _check_approximate(approximate):
-    if not isinstance(approximate, str) or approximate not in APPROXIMATE:
-        valid = ", ".join(repr(a) for a in APPROXIMATE)
-        raise ValueError(f"fastgelu.torch: approximate must be one of {valid}; got {approximate!r}")
+    _variant(approximate, "fastgelu.torch")
 
 
 def _check_tensor(t, name="input"):
