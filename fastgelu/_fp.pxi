@@ -16,6 +16,15 @@ cdef extern from *:
     /* bit casts: memcpy is the portable spelling; gcc turns it into a register move and vectorizes it */
     static inline int64_t fg_f64_bits(double x) { int64_t i; memcpy(&i, &x, sizeof i); return i; }
     static inline double fg_f64_from_bits(int64_t i) { double x; memcpy(&x, &i, sizeof x); return x; }
+    /* branch-free select c ? a : b.  Cython's `a if c else b` becomes an if/else around the operand
+       expressions (gcc will not speculate FP operations out of it under -ftrapping-math), and even a
+       C ?: is a branch in GIMPLE that jump threading duplicates when an operand is a constant (the
+       clamps), after which if-conversion fails ("control flow in loop").  Bit masking has no
+       control flow at all; gcc vectorizes it to compare + blend/ternlog (AVX2/AVX-512). */
+    static inline double fg_sel(int c, double a, double b) {
+        int64_t m = -(int64_t)(c != 0);
+        return fg_f64_from_bits((fg_f64_bits(a) & m) | (fg_f64_bits(b) & ~m));
+    }
     #ifdef __FMA__
     #define FG_HAVE_FMA 1
     /* exact error of the rounded product p = fl(a*b) */
@@ -41,6 +50,7 @@ cdef extern from *:
     double fg_f64_from_bits(long long i) noexcept nogil
     double fg_two_prod_err(double a, double b, double p) noexcept nogil
     double fg_fma(double a, double b, double c) noexcept nogil
+    double sel "fg_sel"(bint c, double a, double b) noexcept nogil
 
 ctypedef struct dd_t:
     double hi
@@ -75,30 +85,56 @@ cdef inline dd_t two_sum(double a, double b) noexcept nogil:
 # < 2^51, works in every rounding-to-nearest build without float->int conversion).  ln2 = LN2_HI + LN2_LO
 # with LN2_HI carrying 32 significant bits, so n*LN2_HI is exact for |n| < 2^21 and x - n*LN2_HI is
 # exact (Sterbenz).  2^n is built by writing the biased exponent into the bit pattern.
-cdef double _SHIFTER = 6755399441055744.0           # 1.5 * 2^52: adding it rounds to an integer
-cdef double _SHIFTER_BIAS = 6755399441056767.0      # 1.5 * 2^52 + 1023 (IEEE exponent bias)
-cdef double _INV_LN2 = 1.4426950408889634
-cdef double _LN2 = 0.6931471805599453
-cdef double _LN2_HI = 0.6931471803691238
-cdef double _LN2_LO = 1.9082149292705877e-10
-# exp(r) = 1 + r + r^2 * Q(r), Q of degree 9, minimax for |r| <= ln2/2; max rel. error of the
-# polynomial with these double coefficients 1.4e-17 (0.12 ulp) -- tools/fit_fp.py
-cdef double _EQ0 = 0.5000000000000012
-cdef double _EQ1 = 0.166666666666667
-cdef double _EQ2 = 0.041666666666515535
-cdef double _EQ3 = 0.008333333333307224
-cdef double _EQ4 = 0.0013888888946981637
-cdef double _EQ5 = 0.00019841269917343296
-cdef double _EQ6 = 2.48014899806676e-05
-cdef double _EQ7 = 2.7557216337430217e-06
-cdef double _EQ8 = 2.7631265682309936e-07
-cdef double _EQ9 = 2.5117849305271755e-08
-# degree-4 Q for the fast exp: max rel. error 4.4e-9 (2^-27.8), i.e. < 0.08 ulp of float32
-cdef double _FQ0 = 0.5000000095131322
-cdef double _FQ1 = 0.16666518898887006
-cdef double _FQ2 = 0.041666205975901455
-cdef double _FQ3 = 0.008368882228266178
-cdef double _FQ4 = 0.0013950479485166278
+# exp(r) = 1 + r + r^2 * Q(r): _EQ* (degree 9, minimax for |r| <= ln2/2; max rel. error of the
+# polynomial with these double coefficients 1.4e-17 = 0.12 ulp) and _FQ* (degree 4 for the fast exp:
+# 4.4e-9 = 2^-27.8, < 0.08 ulp of float32) -- both from tools/fit_fp.py
+cdef extern from *:
+    # compile-time constants (C macros, so gcc folds them into the vector code; Cython module-level
+    # `cdef double`s are mutable globals that stores through double* may alias)
+    """
+    #define FG_SHIFTER 6755399441055744.0  /* 1.5 * 2^52: adding it rounds to an integer */
+    #define FG_SHIFTER_BIAS 6755399441056767.0  /* 1.5 * 2^52 + 1023 (IEEE exponent bias) */
+    #define FG_INV_LN2 1.4426950408889634
+    #define FG_LN2 0.6931471805599453
+    #define FG_LN2_HI 0.6931471803691238
+    #define FG_LN2_LO 1.9082149292705877e-10
+    #define FG_EQ0 0.5000000000000012
+    #define FG_EQ1 0.166666666666667
+    #define FG_EQ2 0.041666666666515535
+    #define FG_EQ3 0.008333333333307224
+    #define FG_EQ4 0.0013888888946981637
+    #define FG_EQ5 0.00019841269917343296
+    #define FG_EQ6 2.48014899806676e-05
+    #define FG_EQ7 2.7557216337430217e-06
+    #define FG_EQ8 2.7631265682309936e-07
+    #define FG_EQ9 2.5117849305271755e-08
+    #define FG_FQ0 0.5000000095131322
+    #define FG_FQ1 0.16666518898887006
+    #define FG_FQ2 0.041666205975901455
+    #define FG_FQ3 0.008368882228266178
+    #define FG_FQ4 0.0013950479485166278
+    """
+    const double _SHIFTER "FG_SHIFTER"
+    const double _SHIFTER_BIAS "FG_SHIFTER_BIAS"
+    const double _INV_LN2 "FG_INV_LN2"
+    const double _LN2 "FG_LN2"
+    const double _LN2_HI "FG_LN2_HI"
+    const double _LN2_LO "FG_LN2_LO"
+    const double _EQ0 "FG_EQ0"
+    const double _EQ1 "FG_EQ1"
+    const double _EQ2 "FG_EQ2"
+    const double _EQ3 "FG_EQ3"
+    const double _EQ4 "FG_EQ4"
+    const double _EQ5 "FG_EQ5"
+    const double _EQ6 "FG_EQ6"
+    const double _EQ7 "FG_EQ7"
+    const double _EQ8 "FG_EQ8"
+    const double _EQ9 "FG_EQ9"
+    const double _FQ0 "FG_FQ0"
+    const double _FQ1 "FG_FQ1"
+    const double _FQ2 "FG_FQ2"
+    const double _FQ3 "FG_FQ3"
+    const double _FQ4 "FG_FQ4"
 
 cdef inline double pow2i(double k) noexcept nogil:
     """2^k for an integer-valued double k in [-1022, 1023] (bit construction, exact)."""
@@ -109,7 +145,7 @@ cdef inline double pow2i(double k) noexcept nogil:
 cdef inline double exp_dd_scaled(double hi, double lo, double s) noexcept nogil:
     """exp(hi + lo) * 2^s, for |lo| <= ulp(hi) and an integer-valued s with |s| <= 200.
 
-    <= 1 ulp (measured max ~0.6 ulp) including subnormal results; +inf/0 on overflow/underflow,
+    <= 1 ulp (max 0.85 ulp measured against mpmath) including subnormal results; +inf/0 on overflow/underflow,
     NaN in -> NaN out.  The 2^(n+s) scaling is applied in two steps 2^k1 * 2^k2 so that subnormal
     results are rounded once, at the last multiply, and no intermediate power of two under/overflows.
     The scale s lets callers keep a tiny exp(...) normal until after a further multiply.
@@ -118,9 +154,9 @@ cdef inline double exp_dd_scaled(double hi, double lo, double s) noexcept nogil:
     # clamp so that n stays within [-1443, 1443]; beyond the clamp the result is 0 or inf anyway.
     # comparison order lets NaN through (both tests false).  lo is dropped when hi was clamped (it
     # could be huge: lo ~ ulp(hi)).
-    lo = 0.0 if (hi > 1000.0 or hi < -1000.0) else lo
-    hi = 1000.0 if hi > 1000.0 else hi
-    hi = -1000.0 if hi < -1000.0 else hi
+    lo = sel((hi > 1000.0) | (hi < -1000.0), 0.0, lo)
+    hi = sel(hi > 1000.0, 1000.0, hi)
+    hi = sel(hi < -1000.0, -1000.0, hi)
     t = fg_fma(hi, _INV_LN2, _SHIFTER)
     n = t - _SHIFTER
     rh = hi - n * _LN2_HI                  # exact
@@ -147,16 +183,12 @@ cdef inline double exp_dd(double hi, double lo) noexcept nogil:
     """exp(hi + lo) to <= 1 ulp (double), subnormal results correct, overflow -> inf, underflow -> 0."""
     return exp_dd_scaled(hi, lo, 0.0)
 
-cdef inline double exp_fast(double x) noexcept nogil:
-    """exp(x) with relative error < 2^-27.5 for |x| <= 708 (for float32 results computed in double).
+cdef inline double exp_fast_unclamped(double x) noexcept nogil:
+    """exp(x), relative error < 2^-27.5, for |x| <= 708 ONLY (no clamp; callers that bound x save it).
 
-    Arguments are clamped to [-708, 708] (so the result is always a normal double, never 0/inf: callers
-    that need exact 0/inf must handle it; float32 users see 0/inf after their final rounding anyway).
-    NaN -> NaN.
+    For float32 results computed in double (2^-27.5 is < 0.1 ulp of float32).  NaN -> NaN.
     """
     cdef double t, n, r, q
-    x = 708.0 if x > 708.0 else x
-    x = -708.0 if x < -708.0 else x
     t = fg_fma(x, _INV_LN2, _SHIFTER)
     n = t - _SHIFTER
     r = fg_fma(n, -_LN2, x)               # abs. error <= 1024*|ln2 - LN2| + rounding ~ 1e-13
@@ -165,5 +197,16 @@ cdef inline double exp_fast(double x) noexcept nogil:
     q = fg_fma(q, r, _FQ2)
     q = fg_fma(q, r, _FQ1)
     q = fg_fma(q, r, _FQ0)
-    # n in [-1022, 1022]: 2^n in one step; low bits of t already hold n (t = 1.5*2^52 + n)
+    # n in [-1022, 1022]: 2^n in one step; the low bits of t already hold n (t = 1.5*2^52 + n)
     return fg_fma(r * r, q, 1.0 + r) * fg_f64_from_bits((fg_f64_bits(t) + 1023) << 52)
+
+cdef inline double exp_fast(double x) noexcept nogil:
+    """exp(x) with relative error < 2^-27.5 for |x| <= 708 (for float32 results computed in double).
+
+    Arguments are clamped to [-708, 708] (so the result is always a normal double, never 0/inf: callers
+    that need exact 0/inf must handle it; float32 users see 0/inf after their final rounding anyway).
+    NaN -> NaN.
+    """
+    x = sel(x > 708.0, 708.0, x)
+    x = sel(x < -708.0, -708.0, x)
+    return exp_fast_unclamped(x)
