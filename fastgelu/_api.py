@@ -28,20 +28,28 @@ def _variant(approximate, who="gelu"):
 def _dtype_of(func, name, value):
     """The dtype `value` would have as an array (None for objects that handle ufuncs themselves)."""
     dtype = getattr(value, "dtype", None)
-    if dtype is None and not hasattr(value, "__array_ufunc__"):
+    if dtype is not None:
         try:
-            dtype = np.asarray(value).dtype
-        except Exception as e:  # ragged lists and the like
-            raise TypeError(f"{func}: {name} must be an array of real numbers; got {type(value).__name__}") from e
-    return None if dtype is None else np.dtype(dtype)
+            return np.dtype(dtype)
+        except TypeError:  # a foreign .dtype (a torch tensor's, say): judge by the array NumPy would make
+            dtype = None
+    if hasattr(value, "__array_ufunc__") and not isinstance(value, np.ndarray):
+        return None
+    try:
+        return np.asarray(value).dtype
+    except Exception as e:  # ragged lists, failing __array__, ...
+        raise TypeError(f"{func}: {name} must be an array of real numbers; got {type(value).__name__}") from e
 
 
 def _check_real(func, name, value):
-    """TypeError naming the argument unless `value` holds real numbers (bool, integer, floating, bfloat16)."""
+    """TypeError naming the argument unless `value` holds numbers fastgelu computes on: bool, integers,
+    float16/32/64 and bfloat16."""
     dtype = _dtype_of(func, name, value)
-    if dtype is not None and dtype.kind not in "biuf" and dtype != ufuncs.BFLOAT16:
-        raise TypeError(f"{func}: {name} must hold real numbers (bool, integer or floating), got dtype {dtype}"
-                        f" ({type(value).__name__})")
+    if dtype is None or dtype == ufuncs.BFLOAT16:
+        return dtype
+    if dtype.kind not in "biuf" or dtype.itemsize > 8:  # long double: no loop, and no safe cast
+        raise TypeError(f"{func}: {name} must hold real numbers of at most double precision (bool, integer, "
+                        f"float16/32/64 or bfloat16), got dtype {dtype} ({type(value).__name__})")
     return dtype
 
 
@@ -73,6 +81,8 @@ def _fused_bias_ok(x, bias, dy, out, kwargs):
     if out is not None:
         if type(out) is not np.ndarray or out.dtype != x.dtype or out.shape != x.shape \
                 or not out.flags.c_contiguous:
+            return False
+        if np.shares_memory(out, bias):  # a bias row would be overwritten before later rows read it
             return False
         # in place over x or dy is fine (element i is read before it is written); a shifted overlap is not
         for a in (x, dy):

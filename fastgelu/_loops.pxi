@@ -21,15 +21,31 @@ cdef extern from *:
     static inline int omp_get_max_threads(void) { return 1; }
     static inline void omp_set_num_threads(int n) { (void)n; }
     #endif
+
+    /* Every piece of work runs in the IEEE default environment -- round to nearest, no flush-to-zero or
+       denormals-are-zero, exceptions masked -- whatever the caller (or an OpenMP worker) had set, so results
+       are the same on every thread and path; on leaving, the thread's own state comes back, sticky flags
+       included (the kernels raise flags freely in lanes a select discards, and NumPy reports flags). */
+    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    typedef struct { unsigned int mxcsr; } fg_fpstate;
+    static inline void fg_fp_enter(fg_fpstate* s) {
+        s->mxcsr = __builtin_ia32_stmxcsr();
+        __builtin_ia32_ldmxcsr(0x1f80u | (s->mxcsr & 0x3fu));
+    }
+    static inline void fg_fp_leave(const fg_fpstate* s) { __builtin_ia32_ldmxcsr(s->mxcsr); }
+    #else
+    typedef struct { fenv_t env; } fg_fpstate;
+    static inline void fg_fp_enter(fg_fpstate* s) { feholdexcept(&s->env); fesetround(FE_TONEAREST); }
+    static inline void fg_fp_leave(const fg_fpstate* s) { fesetenv(&s->env); }
+    #endif
     """
     const int FASTGELU_OPENMP
     int omp_get_max_threads() nogil
     void omp_set_num_threads(int) nogil
-    ctypedef struct fexcept_t:
+    ctypedef struct fg_fpstate:
         pass
-    int FE_ALL_EXCEPT
-    int fegetexceptflag(fexcept_t*, int) nogil
-    int fesetexceptflag(const fexcept_t*, int) nogil
+    void fg_fp_enter(fg_fpstate*) nogil
+    void fg_fp_leave(const fg_fpstate*) nogil
 
 cdef struct VNone:
     char _unused
@@ -291,42 +307,61 @@ cdef inline npy_intp piece_len(npy_intp n, int nt) noexcept nogil:
     return (((n + nt - 1) // nt) + 63) & ~(<npy_intp>63)
 
 
+cdef inline bint overlaps(char* pin, npy_intp sin, char* pout, npy_intp sout, npy_intp n) noexcept nogil:
+    """An input that is not the output itself but shares memory with it. NumPy lets through only overlaps
+    a forward pass handles (output behind the input), which one thread does; split between threads, a
+    later piece could overwrite what an earlier one has yet to read."""
+    return (pin != pout or sin != sout) and depends_on_output(pin, sin, pout, sout, n)
+
+
+cdef inline void fwd_piece_env(char* px, char* py, npy_intp sx, npy_intp sy, npy_intp n,
+                               stored* r, variant* v) noexcept nogil:
+    cdef fg_fpstate env
+    fg_fp_enter(&env)
+    fwd_piece(px, py, sx, sy, n, r, v)
+    fg_fp_leave(&env)
+
+
+cdef inline void grad_piece_env(char* px, char* pd, char* py, npy_intp sx, npy_intp sd, npy_intp sy,
+                                npy_intp n, stored* r, variant* v) noexcept nogil:
+    cdef fg_fpstate env
+    fg_fp_enter(&env)
+    grad_piece(px, pd, py, sx, sd, sy, n, r, v)
+    fg_fp_leave(&env)
+
+
 cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* steps,
                           stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sy = steps[1], per, start, k
     cdef int nt = threads_for(n)
-    cdef fexcept_t flags
-    # Lanes computed and then discarded by a select may raise overflow/invalid; underflow in the tail is
-    # expected. NumPy turns flags into warnings, so the caller's flags are put back as they were.
-    fegetexceptflag(&flags, FE_ALL_EXCEPT)
+    if nt > 1 and overlaps(args[0], sx, args[1], sy, n):
+        nt = 1
     if nt == 1:
-        fwd_piece(args[0], args[1], sx, sy, n, r, v)
+        fwd_piece_env(args[0], args[1], sx, sy, n, r, v)
     else:
         per = piece_len(n, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
             start = k * per
             if start < n:
-                fwd_piece(args[0] + start * sx, args[1] + start * sy, sx, sy,
-                          per if n - start > per else n - start, r, v)
-    fesetexceptflag(&flags, FE_ALL_EXCEPT)
+                fwd_piece_env(args[0] + start * sx, args[1] + start * sy, sx, sy,
+                              per if n - start > per else n - start, r, v)
 
 
 cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* steps,
                            stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sd = steps[1], sy = steps[2], per, start, k
     cdef int nt = threads_for(n)
-    cdef fexcept_t flags
-    fegetexceptflag(&flags, FE_ALL_EXCEPT)
+    if nt > 1 and (overlaps(args[0], sx, args[2], sy, n) or overlaps(args[1], sd, args[2], sy, n)):
+        nt = 1
     if nt == 1:
-        grad_piece(args[0], args[1], args[2], sx, sd, sy, n, r, v)
+        grad_piece_env(args[0], args[1], args[2], sx, sd, sy, n, r, v)
     else:
         per = piece_len(n, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
             start = k * per
             if start < n:
-                grad_piece(args[0] + start * sx, args[1] + start * sd, args[2] + start * sy, sx, sd, sy,
-                           per if n - start > per else n - start, r, v)
-    fesetexceptflag(&flags, FE_ALL_EXCEPT)
+                grad_piece_env(args[0] + start * sx, args[1] + start * sd, args[2] + start * sy, sx, sd, sy,
+                               per if n - start > per else n - start, r, v)
 
 
 # ---- fused bias: gelu(x + b), b along the last axis --------------------------------------------------------
@@ -380,22 +415,27 @@ cdef inline void bias_piece(char* px, char* pb, char* pd, char* py, npy_intp sta
         i += m
 
 
+cdef inline void bias_piece_env(char* px, char* pb, char* pd, char* py, npy_intp start, npy_intp count,
+                                npy_intp width, npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
+    cdef fg_fpstate env
+    fg_fp_enter(&env)
+    bias_piece(px, pb, pd, py, start, count, width, sd, r, v, grad)
+    fg_fp_leave(&env)
+
+
 cdef inline void bias_run(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
                           npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
     cdef int nt = threads_for(n)
     cdef npy_intp per, start, k
-    cdef fexcept_t flags
-    fegetexceptflag(&flags, FE_ALL_EXCEPT)
     if nt == 1:
-        bias_piece(px, pb, pd, py, 0, n, width, sd, r, v, grad)
+        bias_piece_env(px, pb, pd, py, 0, n, width, sd, r, v, grad)
     else:
         per = piece_len(n, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
             start = k * per
             if start < n:
-                bias_piece(px, pb, pd, py, start, per if n - start > per else n - start, width, sd, r, v,
-                           grad)
-    fesetexceptflag(&flags, FE_ALL_EXCEPT)
+                bias_piece_env(px, pb, pd, py, start, per if n - start > per else n - start, width, sd, r,
+                               v, grad)
 
 
 cdef inline void bias_typed(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
