@@ -107,6 +107,14 @@ def _set_threads(int n):
         omp_set_num_threads(n)
 
 
+def _parallel_min(n=None):
+    """Tuning hook: the element count from which calls use threads (set it when n is given)."""
+    global PARALLEL_MIN
+    if n is not None:
+        PARALLEL_MIN = max(2, int(n))
+    return PARALLEL_MIN
+
+
 def _max_threads():
     """Threads a large call would use now, from the calling thread."""
     return threads_for(PARALLEL_MIN * 1024)
