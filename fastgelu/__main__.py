@@ -47,8 +47,11 @@ def workloads(quick):
     mid = 262144
     rows = [("none", "fwd", F32, n) for n in sizes]
     rows += [("tanh", "fwd", F32, mid), ("sigmoid", "fwd", F32, mid), ("none", "fwd", F64, mid),
-             ("tanh", "fwd", F64, mid), ("none", "grad", F32, mid), ("tanh", "grad", F32, mid),
-             ("sigmoid", "grad", F32, mid), ("none", "grad", F64, mid)]
+             ("tanh", "fwd", F64, mid), ("none", "fwd", np.float16, mid)]
+    if fastgelu.ufuncs.BFLOAT16 is not None:
+        rows.append(("none", "fwd", fastgelu.ufuncs.BFLOAT16, mid))
+    rows += [("none", "grad", F32, mid), ("tanh", "grad", F32, mid), ("sigmoid", "grad", F32, mid),
+             ("none", "grad", F64, mid)]
     return rows
 
 
@@ -79,6 +82,10 @@ def targets(results, quick, bar):
                 f"{val:.2f}x", ">= 0.9x", val >= 0.9))
     ratio(("tanh", "fwd", F32, 262144), "onnxruntime", 2.0, "f32 tanh fwd 256K vs ONNX Runtime FastGelu")
     ratio(("none", "fwd", F64, 262144), "torch", 5.0, "f64 exact fwd 256K vs torch")
+    ratio(("none", "fwd", np.float16, 262144), "torch", 1.5, "f16 exact fwd 256K vs torch (issue 5)")
+    if fastgelu.ufuncs.BFLOAT16 is not None:
+        ratio(("none", "fwd", fastgelu.ufuncs.BFLOAT16, 262144), "torch", 1.5,
+              "bf16 exact fwd 256K vs torch (issue 5)")
     ratio(("none", "grad", F32, 262144), "torch", 2.0, "f32 exact grad 256K vs torch gelu_backward")
 
     bar.set_description("call overhead")
