@@ -28,7 +28,7 @@ def make(impl, case):
     x, dy = _bench.inputs(n, dtype)
     if impl == "fastgelu":
         out = np.empty_like(x)
-        fwd, grad = _bench.VARIANT_UFUNCS[variant]
+        fwd, grad = fastgelu._api.VARIANTS[variant]
         return (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))
     if impl == "numpy":
         formula = _bench.numpy_formula(variant, direction)

@@ -12,7 +12,6 @@ import numpy as np
 from . import _api, ufuncs
 
 SQRT1_2 = 0.7071067811865476
-VARIANT_UFUNCS = {v: fg for v, fg in _api.VARIANTS.items()}
 
 
 def _torch():
@@ -131,7 +130,7 @@ def row(variant, direction, dtype, n, torch=None, rounds=7):
     """Gelem/s of fastgelu and of each installed competitor for one workload."""
     x, dy = inputs(n, dtype)
     out = np.empty_like(x)
-    fwd, grad = VARIANT_UFUNCS[variant]
+    fwd, grad = _api.VARIANTS[variant]
     fg = (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))
     res = {"fastgelu": n / median_time(fg, rounds=rounds) / 1e9}
     formula = numpy_formula(variant, direction)
