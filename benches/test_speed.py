@@ -14,6 +14,9 @@ from fastgelu import _bench
 CASES = [("none", "fwd", np.float32, n) for n in (3072, 262144, 1 << 26)]
 CASES += [(v, d, t, 262144) for v in ("none", "tanh", "sigmoid") for d in ("fwd", "grad")
           for t in (np.float32, np.float64) if (v, d, t) != ("none", "fwd", np.float32)]
+CASES += [("none", "fwd", np.float16, 262144)]
+if fastgelu.ufuncs.BFLOAT16 is not None:
+    CASES += [("none", "fwd", fastgelu.ufuncs.BFLOAT16, 262144)]
 IMPLS = ("fastgelu", "numpy", "torch", "onnxruntime")
 
 
@@ -32,7 +35,7 @@ def make(impl, case):
         return (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))
     if impl == "numpy":
         formula = _bench.numpy_formula(variant, direction)
-        if formula is None or n > 1 << 24:
+        if formula is None or n > 1 << 24 or np.dtype(dtype).kind != "f":
             return None
         return lambda: formula(x, dy)
     if impl == "torch":
