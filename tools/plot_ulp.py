@@ -48,6 +48,10 @@ def main():
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for name, y in curves.items():
         err = ulp_error(y, ref, scale, np.float32)
+        central = np.abs(x) <= 3
+        lost = (y == 0) & (ref != 0)
+        print(f"{name:<26} max {err.max():.4g} ULP; on [-3, 3] {err[central].max():.4g} ULP; "
+              f"returns 0 for a nonzero result from x = {x[lost].max() if lost.any() else 'never'}")
         xs, m = binned_max(x, err)
         ax.plot(xs, np.maximum(m, 0.05), label=f"{name} (max {err.max():.3g} ULP)", lw=1.2)
     ax.axhline(2, color="k", ls=":", lw=1, label="2 ULP")
