@@ -147,15 +147,16 @@ def client():
             os.environ["PYTHONPATH"] = old
 
 
-def _worker_info():
-    import sys
-
-    import fastgelu as f
-    return os.getpid(), f.__file__, f.get_config()["isa"], "fastgelu._kernels_generic" in sys.modules
-
-
 def test_workers_are_processes_running_this_fastgelu(client):
-    info = client.run(_worker_info)
+    # defined here so that it travels by value: workers cannot import this test module by name
+    def worker_info():
+        import os
+        import sys
+
+        import fastgelu as f
+        return os.getpid(), f.__file__, f.get_config()["isa"], "fastgelu._kernels_generic" in sys.modules
+
+    info = client.run(worker_info)
     assert len(info) == 2
     for pid, path, isa, _ in info.values():
         assert pid != os.getpid()
