@@ -2,8 +2,8 @@
 
 The same Cython source (fastgelu/_kernels.pxi, included by three stub .pyx files) is compiled as:
   _kernels_generic  baseline flags (x86-64 SSE2, or whatever the platform's default is)
-  _kernels_avx2     -mavx2 -mfma                       (x86-64 only)
-  _kernels_avx512   AVX-512 F/BW/VL/DQ + FMA           (x86-64 only)
+  _kernels_avx2     -mavx2 -mfma -mf16c                (x86-64 only)
+  _kernels_avx512   AVX-512 F/BW/VL/DQ + FMA + F16C    (x86-64 only)
 fastgelu._dispatch picks the best one the CPU supports at import time.
 
 OpenMP is detected by compiling and running a tiny program; without it (or with FASTGELU_NO_OPENMP=1) the
@@ -36,8 +36,8 @@ int main(void) {
 
 ISA_FLAGS = {
     "generic": [],
-    "avx2": ["-mavx2", "-mfma"],
-    "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma",
+    "avx2": ["-mavx2", "-mfma", "-mf16c"],
+    "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma", "-mf16c",
                "-mprefer-vector-width=512"],
 }
 

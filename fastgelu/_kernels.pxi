@@ -32,9 +32,11 @@ cdef extern from *:
     static int fastgelu_cpu_has(int what) {
         __builtin_cpu_init();
         switch (what) {
-        case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                    && __builtin_cpu_supports("f16c");
         case 2: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-                    && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+                    && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                    && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
         }
         return 0;
     }

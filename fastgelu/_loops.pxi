@@ -171,6 +171,31 @@ cdef extern from *:
         return (uint16_t)(r | sign);
     }
 
+    /* contiguous float16 runs: the F16C instructions (one per 8 values, rounding to nearest-even by
+       immediate, whatever MXCSR says) where the build has them; gcc 12 does not vectorize _Float16 casts */
+    #ifdef __F16C__
+    #include <immintrin.h>
+    static inline void fg_halves_to_floats(const uint16_t* h, float* f, long n) {
+        long i = 0;
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
+        for (; i < n; i++) f[i] = fg_half_to_float(h[i]);
+    }
+    static inline void fg_floats_to_halves(const float* f, uint16_t* h, long n) {
+        long i = 0;
+        for (; i + 8 <= n; i += 8)
+            _mm_storeu_si128((__m128i*)(h + i), _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT));
+        for (; i < n; i++) h[i] = fg_float_to_half(f[i]);
+    }
+    #else
+    static inline void fg_halves_to_floats(const uint16_t* h, float* f, long n) {
+        for (long i = 0; i < n; i++) f[i] = fg_half_to_float(h[i]);
+    }
+    static inline void fg_floats_to_halves(const float* f, uint16_t* h, long n) {
+        for (long i = 0; i < n; i++) h[i] = fg_float_to_half(f[i]);
+    }
+    #endif
+
     static inline float fg_bf16_to_float(uint16_t b) { return fg_bits_f((uint32_t)b << 16); }
 
     static inline uint16_t fg_float_to_bf16(float f) {
@@ -181,6 +206,8 @@ cdef extern from *:
     """
     float fg_half_to_float(unsigned short) nogil
     unsigned short fg_float_to_half(float) nogil
+    void fg_halves_to_floats(const unsigned short*, float*, long) nogil
+    void fg_floats_to_halves(const float*, unsigned short*, long) nogil
     float fg_bf16_to_float(unsigned short) nogil
     unsigned short fg_float_to_bf16(float) nogil
 
@@ -213,9 +240,11 @@ cdef inline void load(const char* p, npy_intp s, npy_intp m, stored* r, float* f
         for i in range(m):
             fb[i] = (<const float*>(p + i * s))[0]
     elif s == sizeof(stored):  # contiguous 16-bit: typed indexing so the conversion vectorizes
-        for i in range(m):
-            fb[i] = fg_half_to_float((<const Half*>p)[i].bits) if stored is Half else \
-                fg_bf16_to_float((<const BFloat*>p)[i].bits)
+        if stored is Half:
+            fg_halves_to_floats(<const unsigned short*>p, fb, m)
+        else:
+            for i in range(m):
+                fb[i] = fg_bf16_to_float((<const BFloat*>p)[i].bits)
     else:
         for i in range(m):
             fb[i] = fg_half_to_float((<const Half*>(p + i * s)).bits) if stored is Half else \
@@ -232,10 +261,10 @@ cdef inline void store(char* p, npy_intp s, npy_intp m, stored* r, const float* 
         for i in range(m):
             (<float*>(p + i * s))[0] = fb[i]
     elif s == sizeof(stored):
-        for i in range(m):
-            if stored is Half:
-                (<Half*>p)[i].bits = fg_float_to_half(fb[i])
-            else:
+        if stored is Half:
+            fg_floats_to_halves(fb, <unsigned short*>p, m)
+        else:
+            for i in range(m):
                 (<BFloat*>p)[i].bits = fg_float_to_bf16(fb[i])
     else:
         for i in range(m):
