@@ -1,5 +1,6 @@
 """python -m fastgelu info | check | bench [--quick] [--plot FILE]"""
 import argparse
+import importlib.util
 import sys
 
 import numpy as np
@@ -149,6 +150,10 @@ def cmd_bench(args):
     bar.close()
 
     print(f"fastgelu {fastgelu.__version__} on {_bench.machine()}")
+    missing = [m for m in ("scipy", "torch", "onnxruntime") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"Not installed, so not compared: {', '.join(missing)} "
+              "(pip install scipy torch onnxruntime onnx adds those columns).")
     print("Throughput in Gelem/s (median of rounds); ratios are fastgelu / other, same arrays, same threads.")
     others = [k for k in ("numpy", "torch", "onnxruntime") if any(k in r for r in results.values())]
     print(f"{'variant dir  dtype          n':<31}{'fastgelu':>9}" + "".join(f"{'vs ' + k:>15}" for k in others))
