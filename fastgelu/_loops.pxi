@@ -79,9 +79,10 @@ cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, 
 
 # ---- threading policy (the only place that decides how many threads a call uses) -------------------------
 
-# Below this many elements a call runs on the calling thread: waking the OpenMP team costs a few
-# microseconds, as much as computing ~30K elements. Measured with benches/ (see README, "Threads").
-cdef npy_intp PARALLEL_MIN = 32768
+# Below this many elements a call runs on the calling thread: waking the OpenMP team costs about as much
+# as computing ~4K elements. tools/measure_threshold.py, 2 threads, Zen 5: the team is break-even at 4,096
+# elements (1.02-1.14x), 1.16-1.35x faster at 8,192 and 1.5-1.6x at 16,384.
+cdef npy_intp PARALLEL_MIN = 8192
 cdef int _user_threads = 0        # set_num_threads(); 0 = follow OpenMP (OMP_NUM_THREADS, threadpoolctl)
 cdef bint _forked_child = False   # GNU libgomp's pool does not survive fork(): a child runs serially
 

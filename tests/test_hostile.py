@@ -52,7 +52,7 @@ FLOAT_IDS = [str(d) for d in FLOATS]
 ALL_FLOATS = FLOATS + ([BF16] if BF16 is not None else [])
 ALL_FLOAT_IDS = [str(d) for d in ALL_FLOATS]
 
-PARALLEL_N = 70_001    # above the parallel threshold (32768) with room for 4 threads: calls split over the team
+PARALLEL_N = 70_001    # well above the parallel threshold (8192): calls split over the team
 SERIAL_MAX = 30_000    # below it: calls stay on the calling thread
 TIMEOUT = 60           # seconds before a child process or a thread counts as hung
 
