@@ -84,6 +84,25 @@ def test_gradient_broadcasts(uf, name, rng):
     np.testing.assert_allclose(call(uf, name, x, dy), call(uf, name, x) * dy, rtol=1e-15)
 
 
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad"])
+def test_exact_chunk_dispatch_same_bits(uf, name, rng):
+    """float32 exact kernels pick a path per 32 inputs: all |x| <= 3 (central loop), one or two beyond
+    (central loop, then those lanes recomputed one at a time), or more (vector full path). Every input must
+    get the same bits as in a chunk where all 32 lanes are itself."""
+    chunks = []
+    for c in range(40):
+        x = rng.uniform(-3, 3, 32)
+        far = rng.choice(32, size=c % 6, replace=False)
+        x[far] = rng.choice([-1, 1], far.size) * rng.uniform(3, 14, far.size)
+        chunks.append(x)
+    x = np.concatenate(chunks).astype(np.float32)
+    x[5] = np.inf
+    x[70] = -np.inf
+    y = call(uf, name, x)
+    alone = np.array([call(uf, name, np.full(32, v, np.float32))[0] for v in x])
+    assert np.array_equal(y, alone)
+
+
 @pytest.mark.parametrize("n", [1, 7, 31, 1000, 40000, 100003])
 @pytest.mark.parametrize("name", NAMES)
 def test_every_length(uf, name, n, rng):
