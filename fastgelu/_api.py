@@ -119,6 +119,10 @@ def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
     "sigmoid" (x*sigmoid(1.702x)). out=x works in place without temporary memory. Other keywords go to
     the ufunc (where=, dtype=, casting=, ...). Scalars give scalars; integers give float64 like np.exp.
     """
+    if bias is None and not ufunc_kwargs and type(x) is np.ndarray and x.dtype in _FLOATS:
+        pair = VARIANTS.get(approximate) if type(approximate) is str else None
+        if pair is not None:  # the common call, without the checks below (~0.9 us at 3,072 elements)
+            return pair[0](x, out=out)
     fwd, _ = _variant(approximate)
     _check_real("gelu", "x", x)
     return _call("gelu", fwd, _INDEX[approximate], x, None, bias, out, ufunc_kwargs)
@@ -127,6 +131,11 @@ def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
 def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
     """grad_output * GELU'(x) elementwise (GELU'(x) itself when grad_output is None); with `bias`, the
     gradient at x + bias."""
+    if bias is None and not ufunc_kwargs and type(x) is np.ndarray and x.dtype in _FLOATS and (
+            grad_output is None or (type(grad_output) is np.ndarray and grad_output.dtype in _FLOATS)):
+        pair = VARIANTS.get(approximate) if type(approximate) is str else None
+        if pair is not None:
+            return pair[1](x, _FLOATS[x.dtype] if grad_output is None else grad_output, out=out)
     _, grad = _variant(approximate, "gelu_grad")
     dtype = _check_real("gelu_grad", "x", x)
     if grad_output is None:
@@ -139,6 +148,11 @@ def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, *
 
 
 _INDEX = {"none": 0, "tanh": 1, "sigmoid": 2}
+
+# dtypes of the fast path in gelu/gelu_grad, each with the 0-d one that stands for a missing grad_output
+_FLOATS = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
+for _a in _FLOATS.values():
+    _a.flags.writeable = False
 
 
 def _kernel_modules():

@@ -11,9 +11,12 @@
 # * float32 is computed entirely in double and rounded once at the end, so its error is the fit error
 #   (<= 2.5e-8, 0.42 ulp, central forward) + 0.5 ulp.  float64 adds exp (<= ~0.6 ulp), the polynomial
 #   (~0.5-1 ulp) and two products.
-# * Speed: float32 blocks test 32 inputs at a time; if all have |x| <= 3 (randn data: ~92% of chunks) only
-#   the central polynomial runs, no exp and no division.  Other chunks (and float64) evaluate every piece
-#   for every lane and select, which keeps the loops branch-free and vectorized.
+# * Speed: float32 blocks test 32 inputs at a time.  The central polynomial (no exp, no division) runs
+#   for the chunk if at most 8 inputs have |x| > 3 (randn data: all but ~0.1% of chunks); those few lanes
+#   are deferred and computed 32 at a time by the full path.  Other chunks (and float64) evaluate every
+#   piece for every lane and select, which keeps the loops branch-free and vectorized.  The float32
+#   polynomials are evaluated as E(s^2) + s*O(s^2): two chains half as deep as Horner's (the single
+#   chain left the FMA units waiting on latency).
 # * In place (y == x or y == dy) goes through a local chunk buffer, so gcc never needs a runtime alias
 #   check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).

@@ -280,6 +280,8 @@ cdef inline void fwd_piece(char* px, char* py, npy_intp sx, npy_intp sy, npy_int
     cdef npy_intp c, m
     cdef float fb[CHUNK]
     cdef double db[CHUNK]
+    cdef float fo[CHUNK]          # separate output buffers: blocks run faster out of place than in place
+    cdef double dbo[CHUNK]
     if (stored is float or stored is double) and sx == sizeof(stored) and sy == sizeof(stored):
         fwd_block(<const stored*>px, <stored*>py, n, v)
         return
@@ -288,10 +290,10 @@ cdef inline void fwd_piece(char* px, char* py, npy_intp sx, npy_intp sy, npy_int
         m = n - c if n - c < CHUNK else CHUNK
         load(px + c * sx, sx, m, r, fb, db)
         if stored is double:
-            fwd_block(db, db, m, v)
+            fwd_block(db, dbo, m, v)
         else:
-            fwd_block(fb, fb, m, v)
-        store(py + c * sy, sy, m, r, fb, db)
+            fwd_block(fb, fo, m, v)
+        store(py + c * sy, sy, m, r, fo, dbo)
         c += CHUNK
 
 
@@ -318,6 +320,8 @@ cdef inline void grad_piece(char* px, char* pd, char* py, npy_intp sx, npy_intp 
     cdef float fd[CHUNK]
     cdef double db[CHUNK]
     cdef double dd[CHUNK]
+    cdef float fo[CHUNK]
+    cdef double dbo[CHUNK]
     if depends_on_output(px, sx, py, sy, n) or depends_on_output(pd, sd, py, sy, n):
         # reduce/accumulate: an input is an earlier output, so elements must go one at a time, in order
         for c in range(n):
@@ -333,10 +337,10 @@ cdef inline void grad_piece(char* px, char* pd, char* py, npy_intp sx, npy_intp 
         load(px + c * sx, sx, m, r, fb, db)
         load(pd + c * sd, sd, m, r, fd, dd)
         if stored is double:
-            grad_block(db, dd, db, m, v)
+            grad_block(db, dd, dbo, m, v)
         else:
-            grad_block(fb, fd, fb, m, v)
-        store(py + c * sy, sy, m, r, fb, db)
+            grad_block(fb, fd, fo, m, v)
+        store(py + c * sy, sy, m, r, fo, dbo)
         c += CHUNK
 
 

@@ -2,7 +2,7 @@
 """Derive the polynomial coefficients of fastgelu/_gelu_exact.pxi (exact GELU x*Phi(x) and its gradient).
 
 Method: weighted minimax (Lawson's iteratively reweighted least squares) in a scaled monomial basis of the
-variable the kernel evaluates (Horner), on Chebyshev-distributed nodes; function values from mpmath at 40
+variable the kernel evaluates, on Chebyshev-distributed nodes; function values from mpmath at 40
 digits.  Coefficients are rounded to double and then refined: the residual of the *rounded* polynomial is
 computed exactly (mpmath) and a correction polynomial is fitted to it, so rounding to double is part of the fit.
 
@@ -12,6 +12,8 @@ Fits (Phi = standard normal cdf, phi its density, a = |x|, s = x*x):
   tail     R(a) = exp(a^2/2) * Phi(-a) (so Phi(-a) = exp(-a^2/2) R(a)), relative weight
   exp      exp(r) on |r| <= ln2/2, relative weight
 Run: python tools/fit_exact.py            (prints Cython constant blocks + achieved errors)
+     python tools/fit_exact.py --write fastgelu/_gelu_exact.pxi [--reemit]
+The float32 polynomials are emitted as E(s^2) + s*O(s^2) (two short chains), the float64 ones by Horner.
 """
 import re
 import sys
@@ -165,9 +167,15 @@ def reemit(pxi):
 
 
 def _coeffs_from_body(body, var, deg):
-    """c[0..deg] from an emitted body: both forms list the coefficients as literals, constant term first."""
-    c = [float(t) for t in re.findall(r"(?<![\w.])-?\d+\.\d*(?:e[-+]?\d+)?", body)]
-    assert len(c) == deg + 1, (body, c)
+    """c[0..deg] from an emitted body: Horner lists the literals c0, c1, ...; even/odd lists c0, c2, ...
+    then c1, c3, ..."""
+    lits = [float(t) for t in re.findall(r"(?<![\w.])-?\d+\.\d*(?:e[-+]?\d+)?", body)]
+    assert len(lits) == deg + 1, (body, lits)
+    if f"{var}2 = " not in body:
+        return lits
+    c = [0.0] * (deg + 1)
+    ne = deg // 2 + 1
+    c[0::2], c[1::2] = lits[:ne], lits[ne:]
     return c
 
 
