@@ -101,6 +101,9 @@ def test_exact_chunk_dispatch_same_bits(uf, name, rng):
     y = call(uf, name, x)
     alone = np.array([call(uf, name, np.full(32, v, np.float32))[0] for v in x])
     assert np.array_equal(y, alone)
+    inplace = x.copy()                             # in place goes through a local copy of each tile
+    assert call(uf, name, inplace, out=inplace) is inplace
+    assert np.array_equal(inplace, y)
 
 
 @pytest.mark.parametrize("n", [1, 7, 31, 1000, 40000, 100003])
