@@ -276,9 +276,19 @@ cdef inline void _gx_defer_init(_GxDefer* p) noexcept nogil:
         p.x[j] = 0
         p.d[j] = 0
 
+cdef enum:
+    _GX_FLUSH_SCALAR = 2    # a final flush of this few lanes runs them one by one (~80 cycles each) rather
+                            # than as a vector chunk (~200): buffered pieces (strided, 16-bit) flush every
+                            # 2,048 elements
+
 cdef inline void _gx_fwd_flush(_GxDefer* p) noexcept nogil:
     cdef float r[_GX_CHUNK]
     cdef int j
+    if p.k <= _GX_FLUSH_SCALAR:
+        for j in range(p.k):
+            p.y[j][0] = <float>_gx_fwd_full32(p.x[j])
+        p.k = 0
+        return
     for j in range(_GX_CHUNK):
         r[j] = <float>_gx_fwd_full32(p.x[j])
     for j in range(p.k):
@@ -289,6 +299,11 @@ cdef inline void _gx_grad_flush(_GxDefer* p) noexcept nogil:
     cdef double g[_GX_CHUNK]
     cdef float r[_GX_CHUNK]
     cdef int j
+    if p.k <= _GX_FLUSH_SCALAR:
+        for j in range(p.k):
+            p.y[j][0] = <float>(<double>p.d[j] * _gx_grad_full32(p.x[j]))
+        p.k = 0
+        return
     for j in range(_GX_CHUNK):
         g[j] = _gx_grad_full32(p.x[j])
     for j in range(_GX_CHUNK):
