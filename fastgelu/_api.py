@@ -121,7 +121,7 @@ def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
     """
     if bias is None and not ufunc_kwargs and type(x) is np.ndarray and x.dtype in _FLOATS:
         pair = VARIANTS.get(approximate) if type(approximate) is str else None
-        if pair is not None:  # the common call, without the checks below (~0.9 us at 3,072 elements)
+        if pair is not None:  # the common call, without the checks below (~0.4 us)
             return pair[0](x, out=out)
     fwd, _ = _variant(approximate)
     _check_real("gelu", "x", x)

@@ -17,8 +17,8 @@
 #   piece for every lane and select, which keeps the loops branch-free and vectorized.  The float32
 #   polynomials are evaluated as E(s^2) + s*O(s^2): two chains half as deep as Horner's (the single
 #   chain left the FMA units waiting on latency).
-# * In place (y == x or y == dy) goes through a local chunk buffer, so gcc never needs a runtime alias
-#   check (which sends exactly-aliased calls to its scalar fallback).
+# * In place (y == x or y == dy) goes through a local copy, 256 inputs at a time, so gcc never needs a
+#   runtime alias check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 
 from libc.math cimport fabs, INFINITY
@@ -276,6 +276,14 @@ cdef inline void _gx_defer_init(_GxDefer* p) noexcept nogil:
         p.x[j] = 0
         p.d[j] = 0
 
+cdef inline bint _gx_defer(_GxDefer* p, float x, float d, float* y) noexcept nogil:
+    """Queue one lane; True when the queue is full and must be flushed."""
+    p.x[p.k] = x
+    p.d[p.k] = d
+    p.y[p.k] = y
+    p.k += 1
+    return p.k == _GX_CHUNK
+
 cdef enum:
     _GX_FLUSH_SCALAR = 2    # a final flush of this few lanes runs them one by one (~80 cycles each) rather
                             # than as a vector chunk (~200): buffered pieces (strided, 16-bit) flush every
@@ -322,10 +330,7 @@ cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p) noexcept no
                 y[j] = <float>_gx_fwd_central32(xb[j])
             while far:
                 j = fg_ctz32(far)
-                p.x[p.k] = xb[j]
-                p.y[p.k] = y + j
-                p.k += 1
-                if p.k == _GX_CHUNK:
+                if _gx_defer(p, xb[j], 0, y + j):
                     _gx_fwd_flush(p)
                 far &= far - 1
         else:
@@ -348,11 +353,7 @@ cdef inline void _gx_grad_chunk(const real* xb, const real* db, real* y, _GxDefe
                 y[j] = <float>(<double>db[j] * _gx_grad_central32(xb[j]))
             while far:
                 j = fg_ctz32(far)
-                p.x[p.k] = xb[j]
-                p.d[p.k] = db[j]
-                p.y[p.k] = y + j
-                p.k += 1
-                if p.k == _GX_CHUNK:
+                if _gx_defer(p, xb[j], db[j], y + j):
                     _gx_grad_flush(p)
                 far &= far - 1
         else:
@@ -368,10 +369,15 @@ cdef inline void _gx_grad_chunk(const real* xb, const real* db, real* y, _GxDefe
 
 cdef inline bint _gx_apart(const real* a, real* y, Py_ssize_t n) noexcept nogil:
     # no shared memory: chunks are computed straight from the input.  Otherwise (in place, or a shifted
-    # overlap NumPy let through) each chunk is copied first, which spares gcc a runtime alias check that
-    # sends exact aliasing to its scalar fallback.  Deferred lanes keep their own input copy, and a deferred
-    # store lands below every address a later chunk reads (NumPy only lets through output-behind overlaps).
+    # overlap NumPy let through) the input is copied a tile at a time first, which spares gcc a runtime alias
+    # check that sends exact aliasing to its scalar fallback.  Deferred lanes keep their own input copy, and
+    # a deferred store lands below every address a later chunk reads (NumPy only lets through
+    # output-behind overlaps).
     return a + n <= <const real*>y or <const real*>y + n <= a
+
+cdef inline Py_ssize_t _gx_tile_len(Py_ssize_t left) noexcept nogil:
+    # whole chunks, at most a tile
+    return _GX_TILE if left >= _GX_TILE else left - left % _GX_CHUNK
 
 cdef inline void gelu_none_block(const real* x, real* y, Py_ssize_t n) noexcept nogil:
     cdef real xb[_GX_CHUNK]
@@ -385,19 +391,15 @@ cdef inline void gelu_none_block(const real* x, real* y, Py_ssize_t n) noexcept 
         while i + _GX_CHUNK <= n:
             _gx_fwd_chunk(x + i, y + i, &p)
             i += _GX_CHUNK
-    while i + _GX_TILE <= n:                      # in place: a tile at a time through a local copy
-        for j in range(_GX_TILE):
+    while i + _GX_CHUNK <= n:                     # otherwise whole chunks through a local copy, a tile at a time
+        m = _gx_tile_len(n - i)
+        for j in range(m):
             tile[j] = x[i + j]
         t = 0
-        while t < _GX_TILE:
+        while t < m:
             _gx_fwd_chunk(tile + t, y + i + t, &p)
             t += _GX_CHUNK
-        i += _GX_TILE
-    while i + _GX_CHUNK <= n:
-        for j in range(_GX_CHUNK):
-            xb[j] = x[i + j]
-        _gx_fwd_chunk(xb, y + i, &p)
-        i += _GX_CHUNK
+        i += m
     m = n - i
     if m:                                         # ragged end: padded chunk, copied back once complete
         for j in range(_GX_CHUNK):
@@ -423,21 +425,16 @@ cdef inline void gelu_none_grad_block(const real* x, const real* dy, real* y, Py
         while i + _GX_CHUNK <= n:
             _gx_grad_chunk(x + i, dy + i, y + i, &p)
             i += _GX_CHUNK
-    while i + _GX_TILE <= n:
-        for j in range(_GX_TILE):
+    while i + _GX_CHUNK <= n:
+        m = _gx_tile_len(n - i)
+        for j in range(m):
             tile[j] = x[i + j]
             dtile[j] = dy[i + j]
         t = 0
-        while t < _GX_TILE:
+        while t < m:
             _gx_grad_chunk(tile + t, dtile + t, y + i + t, &p)
             t += _GX_CHUNK
-        i += _GX_TILE
-    while i + _GX_CHUNK <= n:
-        for j in range(_GX_CHUNK):
-            xb[j] = x[i + j]
-            db[j] = dy[i + j]
-        _gx_grad_chunk(xb, db, y + i, &p)
-        i += _GX_CHUNK
+        i += m
     m = n - i
     if m:
         for j in range(_GX_CHUNK):

@@ -2,8 +2,9 @@
 #
 # A loop gets (args, dimensions, steps) from NumPy's iterator. Contiguous runs go to the variant's block
 # function (where the vectorized fast paths live); strided and 16-bit runs are gathered into a stack buffer
-# (CHUNK) and go through the same block function, so every path gives the same bits. Large calls are cut into one contiguous piece per OpenMP thread; small ones stay on the
-# calling thread because waking the team costs more than the work (see PARALLEL_MIN).
+# (CHUNK) and go through the same block function, so every path gives the same bits. Large calls are cut
+# into one contiguous piece per OpenMP thread; small ones stay on the calling thread because waking the
+# team costs more than the work (see PARALLEL_MIN).
 #
 # Variant and dtype are chosen at compile time: `variant` is a fused type over empty tag structs, so each
 # (variant, dtype) pair is its own specialization with the math inlined, yet the loop is written once.
