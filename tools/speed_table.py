@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The speed targets as one table: every ISA build this CPU runs, 1 and 2 threads, three input spreads.
+
+  python tools/speed_table.py                 # all builds, markdown table on stdout
+  python tools/speed_table.py --isa avx2      # one build
+  python tools/speed_table.py --rounds 9      # more rounds per figure
+
+Each (build, threads) pair runs in its own spawned process (the build is chosen at import, the thread
+count before the first parallel call); inside it fastgelu and its competitor run on the same arrays, so
+each ratio is taken in one process. Ratios above 1 mean fastgelu is faster. Spreads: randn sigma=1, randn
+sigma=3, uniform(-8, 8).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+SPREADS = ("s1", "s3", "u8")
+N = 262144
+
+
+def _inputs(n, dtype, spread, seed=0):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    if spread == "u8":
+        x = rng.uniform(-8, 8, n).astype(np.float32)
+    else:
+        x = rng.standard_normal(n, dtype=np.float32) * (3.0 if spread == "s3" else 1.0)
+    dy = rng.standard_normal(n, dtype=np.float32)
+    return x.astype(dtype), dy.astype(dtype)
+
+
+def child(threads, rounds):
+    """Runs in the spawned process: a dict of figures, printed as JSON."""
+    import numpy as np
+
+    import fastgelu
+    from fastgelu import _api, _bench, ufuncs
+    fastgelu.set_num_threads(threads)
+    torch = _bench._torch()
+    if torch is not None:
+        torch.set_num_threads(threads)
+    res = {"isa": ufuncs.ISA, "threads": threads, "cpu": _bench.cpu_name()}
+    dtypes = [("f32", np.float32), ("f64", np.float64), ("f16", np.float16)]
+    if ufuncs.BFLOAT16 is not None:
+        dtypes.append(("bf16", ufuncs.BFLOAT16))
+    cases = [("none", "fwd", "f32"), ("none", "grad", "f32"), ("tanh", "fwd", "f32"), ("tanh", "grad", "f32"),
+             ("sigmoid", "fwd", "f32"), ("sigmoid", "grad", "f32"), ("none", "fwd", "f64"),
+             ("none", "grad", "f64"), ("none", "fwd", "f16"), ("none", "fwd", "bf16")]
+    types = dict(dtypes)
+    for variant, direction, tname in cases:
+        if tname not in types:
+            continue
+        for spread in SPREADS:
+            x, dy = _inputs(N, types[tname], spread)
+            out = np.empty_like(x)
+            fwd, grad = _api.VARIANTS[variant]
+            fg = (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))
+            key = f"{variant}-{direction}-{tname}-{spread}"
+            r = {"fastgelu": N / _bench.median_time(fg, rounds=rounds) / 1e9}
+            if torch is not None:
+                tc = _bench.torch_call(torch, variant, direction, x, dy)
+                if tc is not None:
+                    r["torch"] = N / _bench.median_time(tc, rounds=rounds) / 1e9
+            if (variant, direction, tname) == ("tanh", "fwd", "f32"):
+                oc = _bench.ort_fastgelu(x)
+                if oc is not None:
+                    r["onnxruntime"] = N / _bench.median_time(oc, rounds=rounds) / 1e9
+            res[key] = r
+    big = 1 << 26
+    for spread in ("s1", "s3"):
+        x, _ = _inputs(big, np.float32, spread)
+        o = np.empty_like(x)
+        t_fg = _bench.median_time(lambda: ufuncs.gelu(x, out=o), rounds=max(3, rounds // 2))
+        t_floor = _bench.median_time(lambda: np.multiply(x, 1, out=o), rounds=max(3, rounds // 2))
+        res[f"64M-{spread}"] = {"fastgelu": big / t_fg / 1e9, "floor": big / t_floor / 1e9}
+        del x, o
+    x, _ = _inputs(3072, np.float32, "s1")
+    t_fg = _bench.median_time(lambda: ufuncs.gelu(x, out=x), rounds=rounds)
+    x, _ = _inputs(3072, np.float32, "s1")
+    t_tanh = _bench.median_time(lambda: np.tanh(x, out=x), rounds=rounds)
+    res["3072-inplace"] = {"fastgelu_us": t_fg * 1e6, "tanh_us": t_tanh * 1e6}
+    print(json.dumps(res))
+
+
+def run(isa, threads, rounds):
+    env = dict(os.environ, FASTGELU_ISA=isa)
+    out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def table(results):
+    lines = []
+    spread_name = {"s1": "σ=1", "s3": "σ=3", "u8": "U(-8,8)"}
+    head = "| build, threads | workload | vs | " + " | ".join(
+        f"{spread_name[s]} Gelem/s | {spread_name[s]} ratio" for s in SPREADS) + " |"
+    lines += [head, "|" + "---|" * (3 + 2 * len(SPREADS))]
+    for res in results:
+        tag = f"{res['isa']}, {res['threads']}T"
+        for key in sorted({k.rsplit("-", 1)[0] for k in res if k.count("-") == 3}, key=_order):
+            other = "onnxruntime" if key == "tanh-fwd-f32" else "torch"
+            cells = []
+            for s in SPREADS:
+                r = res.get(f"{key}-{s}", {})
+                ratio = f"{r['fastgelu'] / r[other]:.2f}x" if other in r else "-"
+                cells += [f"{r.get('fastgelu', 0):.2f}", ratio]
+            lines.append(f"| {tag} | {key} | {other} | " + " | ".join(cells) + " |")
+        for s in ("s1", "s3"):
+            r = res[f"64M-{s}"]
+            lines.append(f"| {tag} | f32 exact fwd 64M {spread_name[s]} | memory floor | "
+                         f"{r['fastgelu']:.2f} | {r['fastgelu'] / r['floor']:.2f}x (floor {r['floor']:.2f}) |"
+                         + " |" * (2 * len(SPREADS) - 2))
+        r = res["3072-inplace"]
+        lines.append(f"| {tag} | 3,072 in place | np.tanh time | {r['fastgelu_us']:.2f} us | "
+                     f"{r['fastgelu_us'] / r['tanh_us']:.2f}x time ({r['tanh_us']:.2f} us) |"
+                     + " |" * (2 * len(SPREADS) - 2))
+    return "\n".join(lines)
+
+
+def _order(key):
+    variants = ["none-fwd-f32", "none-grad-f32", "tanh-fwd-f32", "tanh-grad-f32", "sigmoid-fwd-f32",
+                "sigmoid-grad-f32", "none-fwd-f64", "none-grad-f64", "none-fwd-f16", "none-fwd-bf16"]
+    return variants.index(key) if key in variants else len(variants)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--isa", help="one build (default: every build this CPU runs)")
+    ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--json", help="also write the raw figures to this file")
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.rounds)
+        return
+    from fastgelu import _dispatch
+    isas = [args.isa] if args.isa else [i for i in _dispatch.available() if i != "generic"]
+    results = [run(isa, int(t), args.rounds) for isa in isas for t in args.threads.split(",")]
+    print(f"CPU: {results[0]['cpu']}; N = {N:,} elements unless named; ratios = fastgelu / other\n")
+    print(table(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
