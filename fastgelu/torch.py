@@ -202,12 +202,12 @@ class _GELU(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        return _gelu_backward_op(grad_output, x, ctx.approximate), None
+        return _gelu_backward(grad_output, x, ctx.approximate), None
 
     @staticmethod
     def jvp(ctx, x_t, _):
         (x,) = ctx.saved_tensors
-        return _gelu_backward_op(x_t, x, ctx.approximate)
+        return _gelu_backward(x_t, x, ctx.approximate)
 
 
 class _GELUBackward(torch.autograd.Function):
@@ -229,7 +229,7 @@ class _GELUBackward(torch.autograd.Function):
         grad_output, x = ctx.saved_tensors
         d_grad_output = d_x = None
         if ctx.needs_input_grad[0]:
-            d_grad_output = _gelu_backward_op(gg, x, ctx.approximate)
+            d_grad_output = _gelu_backward(gg, x, ctx.approximate)
         if ctx.needs_input_grad[1]:
             d_x = gg * grad_output * _second_derivative(x, ctx.approximate)
         return d_grad_output, d_x, None
@@ -239,11 +239,29 @@ class _GELUBackward(torch.autograd.Function):
         grad_output, x = ctx.saved_tensors
         out = None
         if grad_output_t is not None:
-            out = _gelu_backward_op(grad_output_t, x, ctx.approximate)
+            out = _gelu_backward(grad_output_t, x, ctx.approximate)
         if x_t is not None:
             term = grad_output * _second_derivative(x, ctx.approximate) * x_t
             out = term if out is None else out + term
         return out
+
+
+def _functorch_active():
+    return torch._C._are_functorch_transforms_active()
+
+
+def _gelu_backward(grad_output, x, approximate):
+    """grad_output * GELU'(x) inside formulas: under torch.func transforms through the Function itself (its
+    custom_function_call must start at the transform's top), else through the operator."""
+    if _functorch_active():
+        return _GELUBackward.apply(grad_output, x, approximate)
+    return _gelu_backward_op(grad_output, x, approximate)
+
+
+def _refuse_functorch(name):
+    raise RuntimeError(f"torch.ops.fastgelu.{name} called directly under a torch.func transform (grad, jacrev, "
+                       f"jvp, ...), which PyTorch's custom operators do not support: call fastgelu.torch.gelu or "
+                       f"fastgelu.torch.GELU instead (or {_ALTERNATIVE.split(' instead')[0]}).")
 
 
 def _differentiating(*tensors):
@@ -253,12 +271,16 @@ def _differentiating(*tensors):
 
 def _gelu_autograd(keyset, self, approximate="none"):
     if _differentiating(self):
+        if _functorch_active():
+            _refuse_functorch("gelu")
         return _GELU.apply(self, approximate)
     return _gelu_op.redispatch(keyset & _BELOW_AUTOGRAD, self, approximate)
 
 
 def _gelu_backward_autograd(keyset, grad_output, self, approximate="none"):
     if _differentiating(grad_output, self):
+        if _functorch_active():
+            _refuse_functorch("gelu_backward")
         return _GELUBackward.apply(grad_output, self, approximate)
     return _gelu_backward_op.redispatch(keyset & _BELOW_AUTOGRAD, grad_output, self, approximate)
 
@@ -394,9 +416,13 @@ def gelu(input, approximate="none"):
     """GELU of a CPU tensor by fastgelu's kernels (operator fastgelu::gelu); differentiable. Like
     torch.nn.functional.gelu, plus approximate="sigmoid" (x*sigmoid(1.702x))."""
     _check_approximate(approximate)
+    if isinstance(input, torch.fx.Proxy):  # torch.fx.symbolic_trace: record the operator
+        return _gelu_op(input, approximate)
     _check_tensor(input)
     if _plain_eager(input):
         return _gelu_cpu(input, approximate)
+    if _functorch_active():  # torch.func: the Function at the top, so its transform rules apply
+        return _GELU.apply(input, approximate)
     return _gelu_op(input, approximate)
 
 
