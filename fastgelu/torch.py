@@ -420,9 +420,10 @@ _register_onnx_legacy()
 def _plain_eager(t):
     """True when no tracer, transform, mode or autograd can be watching a call on `t`: then the kernel may
     run without the dispatcher (~3 us less per call). Anything else goes through the operator."""
-    return (type(t) is torch.Tensor and not t.requires_grad and _fwAD._current_level < 0
+    return (not _compiling()  # first: dynamo folds it to False and must not meet the checks after it
+            and type(t) is torch.Tensor and not t.requires_grad and _fwAD._current_level < 0
             and _tracing_state() is None and not _functorch_wrapped(t) and _dispatch_modes() == 0
-            and not _function_modes() and not _compiling())
+            and not _function_modes())
 
 
 _tracing_state = torch._C._get_tracing_state
