@@ -95,6 +95,7 @@ def _gelu_cpu(self, approximate="none"):
 def _gelu_inplace_cpu(self, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu_")[0]
     _check_tensor(self, "self", "fastgelu::gelu_")
+    _check_no_overlap(self)
     a = as_numpy(self)
     fwd(a, out=a)
 
@@ -108,6 +109,12 @@ def _gelu_backward_cpu(grad_output, self, approximate="none"):
     dx = torch.empty_like(self)
     grad(as_numpy(self), as_numpy(g), out=as_numpy(dx))
     return dx
+
+
+def _check_no_overlap(self):
+    if torch._debug_has_internal_overlap(self) == 1:  # as PyTorch's own in-place ops refuse
+        raise RuntimeError("fastgelu::gelu_: more than one element of the tensor written in place refers to "
+                           "the same memory (an expanded view?); clone() it first or use fastgelu.torch.gelu")
 
 
 def _check_same_shape(grad_output, self):
@@ -127,6 +134,7 @@ def _gelu_fake(self, approximate="none"):
 def _gelu_inplace_fake(self, approximate="none"):
     _check_approximate(approximate, "fastgelu::gelu_")
     _check_dtype_layout(self, "self", "fastgelu::gelu_")
+    _check_no_overlap(self)
 
 
 def _gelu_backward_fake(grad_output, self, approximate="none"):

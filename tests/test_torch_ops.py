@@ -121,6 +121,18 @@ def test_in_place_refuses_to_differentiate():
         fgt.gelu_(t)
 
 
+def test_gradient_operator_under_vmap_with_one_side_unbatched():
+    x = torch.randn(5, dtype=torch.float64) * 2
+    gs = torch.randn(3, 5, dtype=torch.float64)
+    for a in APPROXIMATE:
+        want = torch.stack([ops.gelu_backward(g, x, a) for g in gs])
+        assert torch.equal(torch.func.vmap(lambda g: ops.gelu_backward(g, x, a))(gs), want)
+        assert torch.equal(torch.func.vmap(lambda g: ops.gelu_backward(g, x, a), in_dims=1)(gs.t()), want)
+        xs = gs * 2
+        want = torch.stack([ops.gelu_backward(x, t, a) for t in xs])
+        assert torch.equal(torch.func.vmap(lambda t: ops.gelu_backward(x, t, a))(xs), want)
+
+
 def test_in_place_under_vmap_and_compile():
     x = torch.randn(3, 5)
     y = x.clone()
@@ -154,7 +166,11 @@ def test_operator_refuses_bad_arguments():
         ops.gelu_backward(torch.ones(3), torch.ones(2))
     with pytest.raises(TypeError, match="fastgelu.torch.gelu: input is on meta"):
         fgt.gelu_(torch.ones(2, device="meta"))
+    b = torch.ones(3)
+    with pytest.raises(RuntimeError, match="fastgelu::gelu_: more than one element"):
+        fgt.gelu_(b[:1].expand(3))  # like torch.relu_ on an expanded view
     # nothing written when a call fails
+    assert torch.equal(b, torch.ones(3))
     x = torch.ones(3, dtype=torch.float64)
     with pytest.raises(ValueError):
         fgt.gelu_(x, "bad")
