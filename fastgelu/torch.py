@@ -270,7 +270,7 @@ def _gelu_backward(grad_output, x, approximate):
 def _refuse_functorch(name):
     raise RuntimeError(f"torch.ops.fastgelu.{name} called directly under a torch.func transform (grad, jacrev, "
                        f"jvp, ...), which PyTorch's custom operators do not support: call fastgelu.torch.gelu or "
-                       f"fastgelu.torch.GELU instead (or {_ALTERNATIVE.split(' instead')[0]}).")
+                       f"fastgelu.torch.GELU instead (or torch.nn.GELU / torch.nn.functional.gelu).")
 
 
 def _differentiating(*tensors):
@@ -311,7 +311,8 @@ def _gelu_backward_autograd(keyset, grad_output, self, approximate="none"):
 
 
 def _gelu_inplace_autograd(keyset, self, approximate="none"):
-    if _differentiating(self):
+    if ((torch.is_grad_enabled() and self.requires_grad)
+            or (_fwAD._current_level >= 0 and _fwAD.unpack_dual(self).tangent is not None)):
         # GELU is not invertible: its gradient needs the input the in-place form overwrites
         raise RuntimeError("fastgelu.torch.gelu_ (in place) cannot be differentiated: the gradient needs the "
                            "input it overwrites. Use fastgelu.torch.gelu(x) (or torch.nn.GELU) where "

@@ -77,6 +77,26 @@ def test_make_fx_records_the_operator():
     assert torch.equal(gm(x + 1), fgt.gelu(x + 1, "sigmoid") * 2)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_operators_make_no_numpy_copies(layout):
+    # the dispatcher path (what compiled, scripted and exported models call) views the tensors too
+    import tracemalloc
+    base = torch.randn(1024, 512)
+    x = {"contiguous": base, "transposed": base.t(), "sliced": base[:, ::2]}[layout]
+    dy = torch.randn(x.shape)
+    ops.gelu(x[:2])
+    tracemalloc.start()
+    try:
+        y = ops.gelu(x, "tanh")
+        g = ops.gelu_backward(dy, x, "tanh")
+        ops.gelu_(y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 160 * 1024, peak  # a copy of x would be >= 1 MiB; NumPy's buffer is at most 64 KiB
+    assert y.shape == g.shape == x.shape
+
+
 # ---- in place -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("approximate", APPROXIMATE)
@@ -119,6 +139,10 @@ def test_in_place_refuses_to_differentiate():
     with torch.no_grad():  # without a graph it is fine
         t = a.detach().clone()
         fgt.gelu_(t)
+    with fwAD.dual_level():  # and so is a tensor without a tangent inside a dual level
+        t = torch.ones(3)
+        fgt.gelu_(t)
+        assert torch.equal(t, fgt.gelu(torch.ones(3)))
 
 
 def test_gradient_operator_under_vmap_with_one_side_unbatched():
