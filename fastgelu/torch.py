@@ -10,10 +10,11 @@ The operators, registered with torch.library so that every PyTorch tracer sees t
 torch.compile, torch.export, torch.func, both ONNX exporters):
 
     fastgelu::gelu(Tensor self, str approximate='none') -> Tensor
+    fastgelu::gelu_out(Tensor self, Tensor(a!) out, str approximate='none') -> ()
     fastgelu::gelu_(Tensor(a!) self, str approximate='none') -> ()
     fastgelu::gelu_backward(Tensor grad_output, Tensor self, str approximate='none') -> Tensor
 
-Each has a fake (meta) implementation and a vmap rule; gelu and gelu_backward have autograd formulas for
+Each has a fake (meta) implementation, and all but gelu_out a vmap rule; gelu and gelu_backward have autograd formulas for
 reverse and forward mode, gelu_backward's own derivative using GELU'' in torch operations, so double
 backward works. The CPU kernels run fastgelu's ufuncs on NumPy views of the tensors' own memory: no copies,
 any strides, float32, float64, float16 and bfloat16 (bfloat16 needs ml_dtypes: ``pip install
@@ -92,6 +93,23 @@ def _gelu_cpu(self, approximate="none"):
     return y
 
 
+def _gelu_out_cpu(self, out, approximate="none"):
+    fwd = _variant(approximate, "fastgelu::gelu_out")[0]
+    _check_out(self, out)
+    if torch._debug_has_internal_overlap(out) == 1:
+        raise RuntimeError("fastgelu::gelu_out: more than one element of out refers to the same memory (an "
+                           "expanded view?); pass a dense tensor")
+    fwd(as_numpy(self), out=as_numpy(out))  # NumPy copies what it must when self and out overlap
+
+
+def _check_out(self, out):
+    _check_tensor(self, "self", "fastgelu::gelu_out")
+    _check_tensor(out, "out", "fastgelu::gelu_out")
+    if out.shape != self.shape or out.dtype != self.dtype:
+        raise ValueError(f"fastgelu::gelu_out: out must have self's shape and dtype {tuple(self.shape)}, "
+                         f"{self.dtype}; got {tuple(out.shape)}, {out.dtype}")
+
+
 def _gelu_inplace_cpu(self, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu_")[0]
     _check_tensor(self, "self", "fastgelu::gelu_")
@@ -131,6 +149,14 @@ def _gelu_fake(self, approximate="none"):
     return torch.empty_like(self)
 
 
+def _gelu_out_fake(self, out, approximate="none"):
+    _check_approximate(approximate, "fastgelu::gelu_out")
+    _check_dtype_layout(self, "self", "fastgelu::gelu_out")
+    if out.shape != self.shape or out.dtype != self.dtype:
+        raise ValueError(f"fastgelu::gelu_out: out must have self's shape and dtype {tuple(self.shape)}, "
+                         f"{self.dtype}; got {tuple(out.shape)}, {out.dtype}")
+
+
 def _gelu_inplace_fake(self, approximate="none"):
     _check_approximate(approximate, "fastgelu::gelu_")
     _check_dtype_layout(self, "self", "fastgelu::gelu_")
@@ -149,15 +175,20 @@ def _gelu_backward_fake(grad_output, self, approximate="none"):
 
 _lib = torch.library.Library("fastgelu", "DEF")  # noqa: the namespace belongs to this module
 _lib.define("gelu(Tensor self, str approximate='none') -> Tensor")
+# out as a positional argument: dynamo expects a tensor back from ops called with an out= keyword
+_lib.define("gelu_out(Tensor self, Tensor(a!) out, str approximate='none') -> ()")
 _lib.define("gelu_(Tensor(a!) self, str approximate='none') -> ()")
 _lib.define("gelu_backward(Tensor grad_output, Tensor self, str approximate='none') -> Tensor")
 _lib.impl("gelu", _gelu_cpu, "CPU")
+_lib.impl("gelu_out", _gelu_out_cpu, "CPU")
 _lib.impl("gelu_", _gelu_inplace_cpu, "CPU")
 _lib.impl("gelu_backward", _gelu_backward_cpu, "CPU")
-for _name, _fake in (("gelu", _gelu_fake), ("gelu_", _gelu_inplace_fake), ("gelu_backward", _gelu_backward_fake)):
+for _name, _fake in (("gelu", _gelu_fake), ("gelu_out", _gelu_out_fake), ("gelu_", _gelu_inplace_fake),
+                     ("gelu_backward", _gelu_backward_fake)):
     torch.library.register_fake(f"fastgelu::{_name}", _fake, lib=_lib)
 
 _gelu_op = torch.ops.fastgelu.gelu.default
+_gelu_out_op = torch.ops.fastgelu.gelu_out.default
 _gelu_inplace_op = torch.ops.fastgelu.gelu_.default
 _gelu_backward_op = torch.ops.fastgelu.gelu_backward.default
 _BELOW_AUTOGRAD = torch._C._after_autograd_keyset
@@ -310,9 +341,21 @@ def _gelu_backward_autograd(keyset, grad_output, self, approximate="none"):
     return _gelu_backward_op.redispatch(keyset & _BELOW_AUTOGRAD, grad_output, self, approximate)
 
 
+def _has_tangent(t):
+    return _fwAD._current_level >= 0 and _fwAD.unpack_dual(t).tangent is not None
+
+
+def _gelu_out_autograd(keyset, self, out, approximate="none"):
+    if (torch.is_grad_enabled() and (self.requires_grad or out.requires_grad)) or _has_tangent(self):
+        raise RuntimeError("fastgelu.torch.gelu(..., out=...) cannot be differentiated (as PyTorch's out= "
+                           "functions); call fastgelu.torch.gelu(x) without out= where gradients are needed.")
+    _gelu_out_op.redispatch(keyset & _BELOW_AUTOGRAD, self, out, approximate)
+    if not out.is_inference():
+        torch.autograd.graph.increment_version(out)
+
+
 def _gelu_inplace_autograd(keyset, self, approximate="none"):
-    if ((torch.is_grad_enabled() and self.requires_grad)
-            or (_fwAD._current_level >= 0 and _fwAD.unpack_dual(self).tangent is not None)):
+    if (torch.is_grad_enabled() and self.requires_grad) or _has_tangent(self):
         # GELU is not invertible: its gradient needs the input the in-place form overwrites
         raise RuntimeError("fastgelu.torch.gelu_ (in place) cannot be differentiated: the gradient needs the "
                            "input it overwrites. Use fastgelu.torch.gelu(x) (or torch.nn.GELU) where "
@@ -325,6 +368,7 @@ def _gelu_inplace_autograd(keyset, self, approximate="none"):
 _lib.impl("gelu", _gelu_autograd, "Autograd", with_keyset=True)
 _lib.impl("gelu_backward", _gelu_backward_autograd, "Autograd", with_keyset=True)
 _lib.impl("gelu_", _gelu_inplace_autograd, "Autograd", with_keyset=True)
+_lib.impl("gelu_out", _gelu_out_autograd, "Autograd", with_keyset=True)
 
 
 # ---- vmap: the operators are elementwise, so a batched call is one call on the whole batch -------------------
@@ -463,12 +507,17 @@ def _view(t):
     return t.numpy()
 
 
-def gelu(input, approximate="none"):
+def gelu(input, approximate="none", *, out=None):
     """GELU of a CPU tensor by fastgelu's kernels (operator fastgelu::gelu); differentiable. Like
-    torch.nn.functional.gelu, plus approximate="sigmoid" (x*sigmoid(1.702x))."""
+    torch.nn.functional.gelu, plus approximate="sigmoid" (x*sigmoid(1.702x)). out=: a tensor of input's shape
+    and dtype to write into (operator fastgelu::gelu_out; not differentiable), returned."""
     pair = VARIANTS.get(approximate) if type(approximate) is str else None
     if pair is None:
         _check_approximate(approximate)
+    if out is not None:
+        _check_out(input, out)
+        _gelu_out_op(input, out, approximate)
+        return out
     if isinstance(input, torch.fx.Proxy):  # torch.fx.symbolic_trace: record the operator
         return _gelu_op(input, approximate)
     _check_tensor(input)

@@ -20,6 +20,7 @@ def test_opcheck(approximate):
     torch.library.opcheck(ops.gelu.default, (x.detach().t(), approximate))
     torch.library.opcheck(ops.gelu_backward.default, (dy, x, approximate))
     torch.library.opcheck(ops.gelu_.default, (x.detach().clone(), approximate))
+    torch.library.opcheck(ops.gelu_out.default, (x.detach(), torch.empty(4, 3, dtype=torch.float64).t(), approximate))
 
 
 def test_operator_values_are_the_function_values():
@@ -169,6 +170,32 @@ def test_in_place_under_vmap_and_compile():
         return t + 1
     torch._dynamo.reset()
     assert torch.equal(torch.compile(f, fullgraph=True, backend="aot_eager")(x), f(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_out(dtype):
+    x = (torch.randn(6, 7) * 3).to(dtype)
+    for a in APPROXIMATE:
+        out = torch.empty(7, 6, dtype=dtype).t()  # strided
+        assert fgt.gelu(x, a, out=out) is out
+        assert torch.equal(out, fgt.gelu(x, a))
+    y = x.clone()
+    fgt.gelu(y, out=y)  # out=self is in place
+    assert torch.equal(y, fgt.gelu(x))
+    with pytest.raises(ValueError, match="out must have self's shape and dtype"):
+        fgt.gelu(x, out=torch.empty(6, 7, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match=r"out=.*cannot be differentiated"):
+        fgt.gelu(torch.randn(6, 7, requires_grad=True), out=torch.empty(6, 7))
+    with pytest.raises(RuntimeError, match="fastgelu::gelu_out: more than one element"):
+        fgt.gelu(x, out=torch.empty(6, 1, dtype=dtype).expand(6, 7))
+
+    def f(t):
+        o = torch.empty_like(t)
+        fgt.gelu(t, "tanh", out=o)
+        return o * 2
+    torch._dynamo.reset()
+    xf = x.float()
+    assert torch.equal(torch.compile(f, fullgraph=True, backend="aot_eager")(xf), f(xf))
 
 
 # ---- what cannot work says so ------------------------------------------------------------------------------
