@@ -186,6 +186,8 @@ def test_out(dtype):
         fgt.gelu(x, out=torch.empty(6, 7, dtype=torch.float64))
     with pytest.raises(RuntimeError, match=r"out=.*cannot be differentiated"):
         fgt.gelu(torch.randn(6, 7, requires_grad=True), out=torch.empty(6, 7))
+    with pytest.raises(RuntimeError, match="fastgelu::gelu_out"):  # no vmap rule: PyTorch says so
+        torch.func.vmap(lambda t: fgt.gelu(t, out=torch.empty_like(t)))(x)
     with pytest.raises(RuntimeError, match="fastgelu::gelu_out: more than one element"):
         fgt.gelu(x, out=torch.empty(6, 1, dtype=dtype).expand(6, 7))
 

@@ -80,9 +80,10 @@ def test_compiled_graph_calls_fastgelu(fresh_dynamo):
 @pytest.mark.parametrize("approximate", ["none", "sigmoid"])
 def test_export_and_round_trip(approximate, tmp_path):
     m = model(approximate)
-    ep = torch.export.export(m, (inputs(5),))
+    batch = torch.export.Dim("batch")
+    ep = torch.export.export(m, (inputs(5),), dynamic_shapes=({0: batch},))
     assert "torch.ops.fastgelu.gelu.default" in ep.graph_module.code
-    x = inputs(6)
+    x = inputs(6, n=11)  # another batch size
     assert torch.equal(ep.module()(x), m(x))
     path = tmp_path / "m.pt2"
     torch.export.save(ep, path)
