@@ -4,6 +4,7 @@ nn.Module (CPU tensors).
     import fastgelu.torch as fgt
     y = fgt.gelu(x, approximate="none")      # differentiable, like torch.nn.functional.gelu
     fgt.gelu_(x, "tanh")                      # in place, returns x
+    fgt.gelu(x, out=buf)                      # into buf, returns buf
     layer = fgt.GELU(approximate="tanh")      # drop-in for torch.nn.GELU, also "sigmoid"
 
 The operators, registered with torch.library so that every PyTorch tracer sees them (jit.trace/script, fx,
@@ -14,10 +15,10 @@ torch.compile, torch.export, torch.func, both ONNX exporters):
     fastgelu::gelu_(Tensor(a!) self, str approximate='none') -> ()
     fastgelu::gelu_backward(Tensor grad_output, Tensor self, str approximate='none') -> Tensor
 
-Each has a fake (meta) implementation, and all but gelu_out a vmap rule; gelu and gelu_backward have autograd formulas for
-reverse and forward mode, gelu_backward's own derivative using GELU'' in torch operations, so double
-backward works. The CPU kernels run fastgelu's ufuncs on NumPy views of the tensors' own memory: no copies,
-any strides, float32, float64, float16 and bfloat16 (bfloat16 needs ml_dtypes: ``pip install
+Each has a fake (meta) implementation, and all but gelu_out a vmap rule; gelu and gelu_backward have
+autograd formulas for reverse and forward mode, gelu_backward's own derivative using GELU'' in torch
+operations, so double backward works. gelu_ and gelu_out refuse to be differentiated. The CPU kernels
+run fastgelu's ufuncs on NumPy views of the tensors' own memory: no copies, any strides, float32, float64, float16 and bfloat16 (bfloat16 needs ml_dtypes: ``pip install
 "fastgelu[bf16]"``). The result has the input's layout (torch.empty_like).
 
 Other devices and dtypes are refused with a TypeError rather than silently handed to PyTorch's own GELU: a
@@ -38,11 +39,10 @@ from ._api import VARIANTS, _variant
 __all__ = ["gelu", "gelu_", "GELU", "as_numpy", "onnx_translation_table"]
 
 _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
-_ALTERNATIVE = "use torch.nn.GELU / torch.nn.functional.gelu instead"
 
 if not hasattr(torch.library, "register_vmap"):  # torch.library's Python-operator API is complete in 2.5
     raise ImportError(f"fastgelu.torch needs PyTorch >= 2.5 (torch.library.register_vmap); found "
-                      f"{torch.__version__}. Upgrade torch, or {_ALTERNATIVE}.")
+                      f"{torch.__version__}. Upgrade torch, or use torch.nn.GELU / torch.nn.functional.gelu.")
 
 
 def _check_approximate(approximate, who="fastgelu.torch"):
@@ -479,7 +479,8 @@ def _unwatched(*tensors):
     tensor subclasses, batched and functorch-wrapped tensors (seen in their dispatch keys), and autograd itself
     when a tensor needs a gradient."""
     if (_compiling()  # first: dynamo folds it to True and must not meet the checks after it
-            or _fwAD._current_level >= 0 or _tracing_state() is not None or _dispatch_modes() or _function_modes()):
+            or _fwAD._current_level >= 0 or _tracing_state() is not None
+            or _dispatch_modes() or _function_modes()):
         return False
     grad = torch.is_grad_enabled()
     for t in tensors:
@@ -491,8 +492,8 @@ def _unwatched(*tensors):
 _tracing_state = torch._C._get_tracing_state
 _dispatch_keys = torch._C._dispatch_keys
 with torch.inference_mode():
-    _PLAIN_KEYS = (_dispatch_keys(torch.empty(0)), _dispatch_keys(torch.empty(0)))
-_PLAIN_KEYS = (_dispatch_keys(torch.empty(0)), _PLAIN_KEYS[0])  # a CPU tensor, an inference-mode one
+    _INFERENCE_KEYS = _dispatch_keys(torch.empty(0))
+_PLAIN_KEYS = (_dispatch_keys(torch.empty(0)), _INFERENCE_KEYS)  # of a CPU tensor, of an inference-mode one
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _function_modes = torch._C._is_torch_function_mode_enabled
 _compiling = torch.compiler.is_compiling

@@ -20,7 +20,8 @@ def test_opcheck(approximate):
     torch.library.opcheck(ops.gelu.default, (x.detach().t(), approximate))
     torch.library.opcheck(ops.gelu_backward.default, (dy, x, approximate))
     torch.library.opcheck(ops.gelu_.default, (x.detach().clone(), approximate))
-    torch.library.opcheck(ops.gelu_out.default, (x.detach(), torch.empty(4, 3, dtype=torch.float64).t(), approximate))
+    out = torch.empty(4, 3, dtype=torch.float64).t()
+    torch.library.opcheck(ops.gelu_out.default, (x.detach(), out, approximate))
 
 
 def test_operator_values_are_the_function_values():
