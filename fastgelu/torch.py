@@ -471,22 +471,23 @@ _register_onnx_legacy()
 
 # ---- the Python API -----------------------------------------------------------------------------------------
 
+def _untraced(t):
+    """True when no tracer, transform or mode can watch an operator call on `t`, a dense CPU tensor: then
+    the kernel (or, for a gradient, the autograd Function) may run without the dispatcher (~4 us less per
+    call). Anything else goes through the operator. The watchers: dynamo (torch.compile, torch.export),
+    jit.trace (and the legacy ONNX exporter), forward AD, dispatch modes (FakeTensor, make_fx, AOTAutograd,
+    profilers), torch-function modes, tensor subclasses, and batched and functorch-wrapped tensors (seen in
+    their dispatch keys, which also say: dense, CPU)."""
+    return not (_compiling()  # first: dynamo folds it to True and must not meet the checks after it
+                or _fwAD._current_level >= 0 or _tracing_state() is not None
+                or _dispatch_modes() or _function_modes()) and type(t) is torch.Tensor \
+        and _dispatch_keys(t) in _PLAIN_KEYS
+
+
 def _unwatched(*tensors):
-    """True when no tracer, transform, mode or autograd can watch an operator call on `tensors`: then the
-    kernel may run without the dispatcher (~4 us less per call). Anything else goes through the operator.
-    The watchers: dynamo (torch.compile, torch.export), jit.trace (and the legacy ONNX exporter), forward AD,
-    dispatch modes (FakeTensor, make_fx, AOTAutograd, profilers), torch-function modes, functorch wrappers,
-    tensor subclasses, batched and functorch-wrapped tensors (seen in their dispatch keys), and autograd itself
-    when a tensor needs a gradient."""
-    if (_compiling()  # first: dynamo folds it to True and must not meet the checks after it
-            or _fwAD._current_level >= 0 or _tracing_state() is not None
-            or _dispatch_modes() or _function_modes()):
-        return False
+    """_untraced, and autograd does not need to see the call either."""
     grad = torch.is_grad_enabled()
-    for t in tensors:
-        if type(t) is not torch.Tensor or (grad and t.requires_grad) or _dispatch_keys(t) not in _PLAIN_KEYS:
-            return False
-    return True
+    return all(_untraced(t) and not (grad and t.requires_grad) for t in tensors)
 
 
 _tracing_state = torch._C._get_tracing_state
@@ -515,6 +516,12 @@ def gelu(input, approximate="none", *, out=None):
     pair = VARIANTS.get(approximate) if type(approximate) is str else None
     if pair is None:
         _check_approximate(approximate)
+    if out is None and _untraced(input) and input.dtype in _DTYPES:
+        if input.requires_grad and torch.is_grad_enabled():
+            return _gelu_eager(input, approximate)  # what the operator's Autograd kernel would call
+        y = torch.empty_like(input)  # the kernel itself, as _gelu_cpu runs it
+        pair[0](_view(input) if not input.requires_grad else as_numpy(input), out=_view(y))
+        return y
     if out is not None:
         _check_out(input, out)
         _gelu_out_op(input, out, approximate)
@@ -522,10 +529,6 @@ def gelu(input, approximate="none", *, out=None):
     if isinstance(input, torch.fx.Proxy):  # torch.fx.symbolic_trace: record the operator
         return _gelu_op(input, approximate)
     _check_tensor(input)
-    if _unwatched(input):  # the kernel itself, as _gelu_cpu runs it, without the dispatcher
-        y = torch.empty_like(input)
-        pair[0](_view(input) if not input.requires_grad else as_numpy(input), out=_view(y))
-        return y
     if _functorch_active():  # torch.func: the Function at the top, so its transform rules apply
         return _GELU.apply(input, approximate)
     return _gelu_op(input, approximate)
@@ -535,6 +538,11 @@ def gelu_(input, approximate="none"):
     """GELU in place (operator fastgelu::gelu_); returns `input`. Not differentiable (GELU's gradient needs
     the input it overwrites)."""
     _check_approximate(approximate)
+    if _unwatched(input) and input.dtype in _DTYPES:
+        _gelu_inplace_cpu(input, approximate)  # as the operator's Autograd kernel would, without the dispatcher
+        if not input.is_inference():
+            torch.autograd.graph.increment_version(input)
+        return input
     _check_tensor(input)
     _gelu_inplace_op(input, approximate)
     return input
