@@ -321,6 +321,8 @@ def _eager_function(cls):
     return super(torch.autograd.Function, eager).apply  # torch._C._FunctionBase.apply: autograd's own entry
 
 
+# tensors left wrapped by a finished torch.func transform: Function.apply unwraps them, so must we
+_unwrap_dead_wrappers = torch._functorch.utils.unwrap_dead_wrappers
 _gelu_eager = _eager_function(_GELU)
 _gelu_backward_eager = _eager_function(_GELUBackward)
 
@@ -329,7 +331,7 @@ def _gelu_autograd(keyset, self, approximate="none"):
     if _differentiating(self):
         if _functorch_active():
             _refuse_functorch("gelu")
-        return _gelu_eager(self, approximate)
+        return _gelu_eager(*_unwrap_dead_wrappers((self, approximate)))
     return _gelu_op.redispatch(keyset & _BELOW_AUTOGRAD, self, approximate)
 
 
@@ -337,7 +339,7 @@ def _gelu_backward_autograd(keyset, grad_output, self, approximate="none"):
     if _differentiating(grad_output, self):
         if _functorch_active():
             _refuse_functorch("gelu_backward")
-        return _gelu_backward_eager(grad_output, self, approximate)
+        return _gelu_backward_eager(*_unwrap_dead_wrappers((grad_output, self, approximate)))
     return _gelu_backward_op.redispatch(keyset & _BELOW_AUTOGRAD, grad_output, self, approximate)
 
 
