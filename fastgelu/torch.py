@@ -478,11 +478,11 @@ def _untraced(t):
     the kernel (or, for a gradient, the autograd Function) may run without the dispatcher (~4 us less per
     call). Anything else goes through the operator. The watchers: dynamo (torch.compile, torch.export),
     jit.trace (and the legacy ONNX exporter), forward AD, dispatch modes (FakeTensor, make_fx, AOTAutograd,
-    profilers), torch-function modes, tensor subclasses, and batched and functorch-wrapped tensors (seen in
+    FlopCounter), torch.profiler (which records dispatcher calls), torch-function modes, tensor subclasses, and batched and functorch-wrapped tensors (seen in
     their dispatch keys, which also say: dense, CPU)."""
     return not (_compiling()  # first: dynamo folds it to True and must not meet the checks after it
                 or _fwAD._current_level >= 0 or _tracing_state() is not None
-                or _dispatch_modes() or _function_modes()) and type(t) is torch.Tensor \
+                or _dispatch_modes() or _function_modes() or _profiling()) and type(t) is torch.Tensor \
         and _dispatch_keys(t) in _PLAIN_KEYS
 
 
@@ -500,6 +500,7 @@ _PLAIN_KEYS = (_dispatch_keys(torch.empty(0)), _INFERENCE_KEYS)  # of a CPU tens
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _function_modes = torch._C._is_torch_function_mode_enabled
 _compiling = torch.compiler.is_compiling
+_profiling = torch._C._autograd._profiler_enabled
 
 
 def _view(t):

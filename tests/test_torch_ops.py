@@ -71,6 +71,15 @@ def test_every_call_is_seen_by_a_dispatch_mode():
     assert torch.equal(y, fgt.gelu(x, "tanh"))
 
 
+def test_the_profiler_sees_the_operator():
+    x = torch.randn(3, 4)
+    with torch.profiler.profile() as prof:
+        fgt.gelu(x)
+        fgt.GELU("tanh")(x)
+    names = [e.name for e in prof.events()]
+    assert names.count("fastgelu::gelu") == 2, names
+
+
 def test_make_fx_records_the_operator():
     from torch.fx.experimental.proxy_tensor import make_fx
     x = torch.randn(6)
