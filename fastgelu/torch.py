@@ -1,18 +1,30 @@
-"""PyTorch front end: fastgelu's kernels as an autograd function and an nn.Module (CPU tensors).
+"""PyTorch front end: fastgelu's kernels as PyTorch operators (``torch.ops.fastgelu.*``), a function and an
+nn.Module (CPU tensors).
 
     import fastgelu.torch as fgt
     y = fgt.gelu(x, approximate="none")      # differentiable, like torch.nn.functional.gelu
+    fgt.gelu_(x, "tanh")                      # in place, returns x
+    fgt.gelu(x, out=buf)                      # into buf, returns buf
     layer = fgt.GELU(approximate="tanh")      # drop-in for torch.nn.GELU, also "sigmoid"
 
-Forward and backward run fastgelu's ufuncs on NumPy views of the tensors' own memory: no copies, any strides
-(transposed, sliced, expanded), float32, float64, float16 and bfloat16 (bfloat16 needs ml_dtypes:
-``pip install "fastgelu[bf16]"``). The result has the input's layout (torch.empty_like).
+The operators, registered with torch.library so that every PyTorch tracer sees them (jit.trace/script, fx,
+torch.compile, torch.export, torch.func, both ONNX exporters):
+
+    fastgelu::gelu(Tensor self, str approximate='none') -> Tensor
+    fastgelu::gelu_out(Tensor self, Tensor(a!) out, str approximate='none') -> ()
+    fastgelu::gelu_(Tensor(a!) self, str approximate='none') -> ()
+    fastgelu::gelu_backward(Tensor grad_output, Tensor self, str approximate='none') -> Tensor
+
+Each has a fake (meta) implementation, and all but gelu_out a vmap rule; gelu and gelu_backward have
+autograd formulas for reverse and forward mode, gelu_backward's own derivative using GELU'' in torch
+operations, so double backward works. gelu_ and gelu_out refuse to be differentiated. The CPU kernels
+run fastgelu's ufuncs on NumPy views of the tensors' own memory: no copies, any strides, float32, float64, float16 and bfloat16 (bfloat16 needs ml_dtypes: ``pip install
+"fastgelu[bf16]"``). The result has the input's layout (torch.empty_like).
 
 Other devices and dtypes are refused with a TypeError rather than silently handed to PyTorch's own GELU: a
 fallback would change the numbers (PyTorch's exact GELU loses accuracy for x < -3) and has no "sigmoid"
-variant. Use torch.nn.GELU for CUDA/MPS tensors. First derivatives come from fastgelu's kernels; double backward
-(create_graph=True) works too, its GELU'' term computed by torch operations. torch.compile graph-breaks
-around these functions (the kernels run outside PyTorch).
+variant. Use torch.nn.GELU for CUDA/MPS tensors. ONNX: ``onnx_translation_table()`` for
+``torch.onnx.export(dynamo=True)``; the legacy exporter's symbolic is registered on import.
 """
 try:
     import torch
@@ -20,29 +32,38 @@ except ImportError as e:  # also when torch is installed but broken: say what is
     raise ImportError('fastgelu.torch needs PyTorch: pip install "fastgelu[torch]" (install the torch wheel '
                       f'for your platform first to choose CPU/CUDA builds). Import failed with: {e}') from e
 
-from ._api import gelu as _gelu, gelu_grad as _gelu_grad
-from ._api import _variant
+import torch.autograd.forward_ad as _fwAD
 
-__all__ = ["gelu", "GELU", "GELUFunction", "GELUGradFunction", "as_numpy"]
+from ._api import VARIANTS, _variant
+
+__all__ = ["gelu", "gelu_", "GELU", "as_numpy", "onnx_translation_table"]
 
 _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
+if not hasattr(torch.library, "register_vmap"):  # torch.library's Python-operator API is complete in 2.5
+    raise ImportError(f"fastgelu.torch needs PyTorch >= 2.5 (torch.library.register_vmap); found "
+                      f"{torch.__version__}. Upgrade torch, or use torch.nn.GELU / torch.nn.functional.gelu.")
 
-def _check_approximate(approximate):
-    _variant(approximate, "fastgelu.torch")
+
+def _check_approximate(approximate, who="fastgelu.torch"):
+    _variant(approximate, who)
 
 
-def _check_tensor(t, name="input"):
+def _check_tensor(t, name="input", who="fastgelu.torch.gelu"):
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"fastgelu.torch.gelu: {name} must be a torch.Tensor; got {type(t).__name__}")
+        raise TypeError(f"{who}: {name} must be a torch.Tensor; got {type(t).__name__}")
     if t.device.type != "cpu":
-        raise TypeError(f"fastgelu.torch.gelu: {name} is on {t.device}; fastgelu computes on CPU tensors only "
+        raise TypeError(f"{who}: {name} is on {t.device}; fastgelu computes on CPU tensors only "
                         f"(use torch.nn.functional.gelu / torch.nn.GELU on other devices)")
+    _check_dtype_layout(t, name, who)
+
+
+def _check_dtype_layout(t, name, who):
     if t.dtype not in _DTYPES:
-        raise TypeError(f"fastgelu.torch.gelu: {name} has dtype {t.dtype}; supported: float32, float64, "
+        raise TypeError(f"{who}: {name} has dtype {t.dtype}; supported: float32, float64, "
                         f"float16, bfloat16")
     if t.layout != torch.strided:
-        raise TypeError(f"fastgelu.torch.gelu: {name} has layout {t.layout}; only dense (strided) tensors")
+        raise TypeError(f"{who}: {name} has layout {t.layout}; only dense (strided) tensors")
 
 
 def _bfloat16():
@@ -59,63 +80,121 @@ def as_numpy(t):
     bfloat16 (which NumPy lacks) is viewed as int16 by torch and as ml_dtypes.bfloat16 by NumPy.
     Writing into the array writes into the tensor.
     """
-    t = t.detach()
-    if t.is_neg():  # a lazily negated view has no memory of its own to share: materialize it
-        t = t.resolve_neg()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(_bfloat16())
-    return t.numpy()
+    return _view(t.detach())
 
 
-def _forward(x, approximate):
-    y = torch.empty_like(x)  # keeps x's strides when x is dense (transposed, permuted), else contiguous
-    _gelu(as_numpy(x), approximate, out=as_numpy(y))
+# ---- the CPU kernels: fastgelu's ufuncs on views of the tensors -------------------------------------------
+
+def _gelu_cpu(self, approximate="none"):
+    fwd = _variant(approximate, "fastgelu::gelu")[0]
+    _check_tensor(self, "self", "fastgelu::gelu")
+    y = torch.empty_like(self)  # keeps x's strides when x is dense (transposed, permuted), else contiguous
+    fwd(as_numpy(self), out=as_numpy(y))
     return y
 
 
-class GELUFunction(torch.autograd.Function):
-    """autograd.Function: apply(x, approximate). Saves x; backward is grad_output * GELU'(x)."""
-
-    @staticmethod
-    def forward(ctx, x, approximate):
-        ctx.approximate = approximate
-        ctx.save_for_backward(x)
-        return _forward(x, approximate)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        if not ctx.needs_input_grad[0]:
-            return None, None
-        return GELUGradFunction.apply(x, grad_output, ctx.approximate), None
+def _gelu_out_cpu(self, out, approximate="none"):
+    fwd = _variant(approximate, "fastgelu::gelu_out")[0]
+    _check_out(self, out)
+    if torch._debug_has_internal_overlap(out) == 1:
+        raise RuntimeError("fastgelu::gelu_out: more than one element of out refers to the same memory (an "
+                           "expanded view?); pass a dense tensor")
+    fwd(as_numpy(self), out=as_numpy(out))  # NumPy copies what it must when self and out overlap
 
 
-class GELUGradFunction(torch.autograd.Function):
-    """apply(x, grad_output, approximate) = grad_output * GELU'(x) by fastgelu's kernel; differentiable, so
-    double backward (create_graph=True: gradient penalties, Hessian-vector products) works. GELU''(x), needed
-    only there, is written in torch operations (_second_derivative)."""
+def _check_out(self, out):
+    _check_tensor(self, "self", "fastgelu::gelu_out")
+    _check_tensor(out, "out", "fastgelu::gelu_out")
+    if out.shape != self.shape or out.dtype != self.dtype:
+        raise ValueError(f"fastgelu::gelu_out: out must have self's shape and dtype {tuple(self.shape)}, "
+                         f"{self.dtype}; got {tuple(out.shape)}, {out.dtype}")
 
-    @staticmethod
-    def forward(ctx, x, grad_output, approximate):
-        ctx.approximate = approximate
-        ctx.save_for_backward(x, grad_output)
-        g = grad_output
-        if g.dtype != x.dtype or g.device != x.device:  # autograd gives the output's dtype; be safe anyway
-            g = g.to(device=x.device, dtype=x.dtype)
-        grad = torch.empty_like(x)
-        _gelu_grad(as_numpy(x), as_numpy(g), approximate=ctx.approximate, out=as_numpy(grad))
-        return grad
 
-    @staticmethod
-    def backward(ctx, gg):
-        x, grad_output = ctx.saved_tensors
-        dx = ddy = None
-        if ctx.needs_input_grad[0]:
-            dx = gg * grad_output * _second_derivative(x, ctx.approximate)
-        if ctx.needs_input_grad[1]:
-            ddy = GELUGradFunction.apply(x, gg, ctx.approximate)
-        return dx, ddy, None
+def _gelu_inplace_cpu(self, approximate="none"):
+    fwd = _variant(approximate, "fastgelu::gelu_")[0]
+    _check_tensor(self, "self", "fastgelu::gelu_")
+    _check_no_overlap(self)
+    a = as_numpy(self)
+    fwd(a, out=a)
 
+
+def _gelu_backward_cpu(grad_output, self, approximate="none"):
+    grad = _variant(approximate, "fastgelu::gelu_backward")[1]
+    _check_tensor(self, "self", "fastgelu::gelu_backward")
+    _check_tensor(grad_output, "grad_output", "fastgelu::gelu_backward")
+    _check_same_shape(grad_output, self)
+    g = grad_output if grad_output.dtype == self.dtype else grad_output.to(self.dtype)
+    dx = torch.empty_like(self)
+    grad(as_numpy(self), as_numpy(g), out=as_numpy(dx))
+    return dx
+
+
+def _check_no_overlap(self):
+    if torch._debug_has_internal_overlap(self) == 1:  # as PyTorch's own in-place ops refuse
+        raise RuntimeError("fastgelu::gelu_: more than one element of the tensor written in place refers to "
+                           "the same memory (an expanded view?); clone() it first or use fastgelu.torch.gelu")
+
+
+def _check_same_shape(grad_output, self):
+    if grad_output.shape != self.shape:
+        raise ValueError(f"fastgelu::gelu_backward: grad_output has shape {tuple(grad_output.shape)}, "
+                         f"self has shape {tuple(self.shape)}; they must be equal")
+
+
+# ---- fake (meta) implementations: shapes, dtypes and strides for tracers ----------------------------------
+
+def _gelu_fake(self, approximate="none"):
+    _check_approximate(approximate, "fastgelu::gelu")
+    _check_dtype_layout(self, "self", "fastgelu::gelu")
+    return torch.empty_like(self)
+
+
+def _gelu_out_fake(self, out, approximate="none"):
+    _check_approximate(approximate, "fastgelu::gelu_out")
+    _check_dtype_layout(self, "self", "fastgelu::gelu_out")
+    if out.shape != self.shape or out.dtype != self.dtype:
+        raise ValueError(f"fastgelu::gelu_out: out must have self's shape and dtype {tuple(self.shape)}, "
+                         f"{self.dtype}; got {tuple(out.shape)}, {out.dtype}")
+
+
+def _gelu_inplace_fake(self, approximate="none"):
+    _check_approximate(approximate, "fastgelu::gelu_")
+    _check_dtype_layout(self, "self", "fastgelu::gelu_")
+    _check_no_overlap(self)
+
+
+def _gelu_backward_fake(grad_output, self, approximate="none"):
+    _check_approximate(approximate, "fastgelu::gelu_backward")
+    _check_dtype_layout(self, "self", "fastgelu::gelu_backward")
+    _check_dtype_layout(grad_output, "grad_output", "fastgelu::gelu_backward")
+    _check_same_shape(grad_output, self)
+    return torch.empty_like(self)
+
+
+# ---- registration ---------------------------------------------------------------------------------------
+
+_lib = torch.library.Library("fastgelu", "DEF")  # noqa: the namespace belongs to this module
+_lib.define("gelu(Tensor self, str approximate='none') -> Tensor")
+# out as a positional argument: dynamo expects a tensor back from ops called with an out= keyword
+_lib.define("gelu_out(Tensor self, Tensor(a!) out, str approximate='none') -> ()")
+_lib.define("gelu_(Tensor(a!) self, str approximate='none') -> ()")
+_lib.define("gelu_backward(Tensor grad_output, Tensor self, str approximate='none') -> Tensor")
+_lib.impl("gelu", _gelu_cpu, "CPU")
+_lib.impl("gelu_out", _gelu_out_cpu, "CPU")
+_lib.impl("gelu_", _gelu_inplace_cpu, "CPU")
+_lib.impl("gelu_backward", _gelu_backward_cpu, "CPU")
+for _name, _fake in (("gelu", _gelu_fake), ("gelu_out", _gelu_out_fake), ("gelu_", _gelu_inplace_fake),
+                     ("gelu_backward", _gelu_backward_fake)):
+    torch.library.register_fake(f"fastgelu::{_name}", _fake, lib=_lib)
+
+_gelu_op = torch.ops.fastgelu.gelu.default
+_gelu_out_op = torch.ops.fastgelu.gelu_out.default
+_gelu_inplace_op = torch.ops.fastgelu.gelu_.default
+_gelu_backward_op = torch.ops.fastgelu.gelu_backward.default
+_BELOW_AUTOGRAD = torch._C._after_autograd_keyset
+
+
+# ---- GELU'' (only the gradient's own derivative needs it), in torch operations so it differentiates again --
 
 _SQRT_2_OVER_PI = 0.7978845608028654
 _INV_SQRT_2PI = 0.3989422804014327
@@ -124,7 +203,7 @@ _SIGMOID_C = 1.702
 
 
 def _second_derivative(x, approximate):
-    """GELU''(x) in torch operations (differentiable again). Only double backward uses it."""
+    """GELU''(x) in torch operations (differentiable again)."""
     if approximate == "none":  # d/dx (Phi + x phi) = 2 phi - x^2 phi
         return _INV_SQRT_2PI * torch.exp(-0.5 * x * x) * (2.0 - x * x)
     if approximate == "tanh":  # y = x/2 (1 + tanh u), u = k (x + c x^3)
@@ -136,25 +215,356 @@ def _second_derivative(x, approximate):
     return _SIGMOID_C * s * (1.0 - s) * (2.0 + _SIGMOID_C * x * (1.0 - 2.0 * s))
 
 
-def gelu(input, approximate="none"):
-    """GELU of a CPU tensor by fastgelu's kernels; differentiable. Like torch.nn.functional.gelu, plus
-    approximate="sigmoid" (x*sigmoid(1.702x))."""
-    _check_approximate(approximate)
+# ---- autograd: reverse and forward mode, as autograd.Functions behind the operators' Autograd kernels ------
+# (register_autograd has no forward mode; these Functions have jvp, setup_context and a generated vmap
+# rule, so torch.func transforms compose with them.)
+
+class _GELU(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, approximate):
+        if _unwatched(x):
+            return _gelu_cpu(x, approximate)
+        with torch._C._AutoDispatchBelowAutograd():
+            return _gelu_op(x, approximate)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.approximate = inputs
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return _gelu_backward(grad_output, x, ctx.approximate), None
+
+    @staticmethod
+    def jvp(ctx, x_t, _):
+        (x,) = ctx.saved_tensors
+        return _gelu_backward(x_t, x, ctx.approximate)
+
+
+class _GELUBackward(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(grad_output, x, approximate):
+        if _unwatched(grad_output, x):
+            return _gelu_backward_cpu(grad_output, x, approximate)
+        with torch._C._AutoDispatchBelowAutograd():
+            return _gelu_backward_op(grad_output, x, approximate)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        grad_output, x, ctx.approximate = inputs
+        ctx.save_for_backward(grad_output, x)
+        ctx.save_for_forward(grad_output, x)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad_output, x = ctx.saved_tensors
+        d_grad_output = d_x = None
+        if ctx.needs_input_grad[0]:
+            d_grad_output = _gelu_backward(gg, x, ctx.approximate)
+        if ctx.needs_input_grad[1]:
+            d_x = gg * grad_output * _second_derivative(x, ctx.approximate)
+        return d_grad_output, d_x, None
+
+    @staticmethod
+    def jvp(ctx, grad_output_t, x_t, _):
+        grad_output, x = ctx.saved_tensors
+        out = None
+        if grad_output_t is not None:
+            out = _gelu_backward(grad_output_t, x, ctx.approximate)
+        if x_t is not None:
+            term = grad_output * _second_derivative(x, ctx.approximate) * x_t
+            out = term if out is None else out + term
+        return out
+
+
+def _functorch_active():
+    return torch._C._are_functorch_transforms_active()
+
+
+def _gelu_backward(grad_output, x, approximate):
+    """grad_output * GELU'(x) inside formulas: under torch.func transforms through the Function itself (its
+    custom_function_call must start at the transform's top), else through the operator."""
+    if _functorch_active():
+        return _GELUBackward.apply(grad_output, x, approximate)
+    if _unwatched(grad_output, x):  # a plain backward (no create_graph): the kernel itself
+        return _gelu_backward_cpu(grad_output, x, approximate)
+    return _gelu_backward_op(grad_output, x, approximate)
+
+
+def _refuse_functorch(name):
+    raise RuntimeError(f"torch.ops.fastgelu.{name} called directly under a torch.func transform (grad, jacrev, "
+                       f"jvp, ...), which PyTorch's custom operators do not support: call fastgelu.torch.gelu or "
+                       f"fastgelu.torch.GELU instead (or torch.nn.GELU / torch.nn.functional.gelu).")
+
+
+def _differentiating(*tensors):
+    """Must autograd see this call: a tensor needing a gradient, or forward-mode AD in progress?"""
+    return (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)) or _fwAD._current_level >= 0
+
+
+def _eager_function(cls):
+    """`cls` in the old style (forward takes ctx): the same formulas without autograd.Function.apply's
+    per-call signature binding (~10 us), for the operators' Autograd kernels outside torch.func."""
+    def forward(ctx, *inputs):
+        output = cls.forward(*inputs)
+        cls.setup_context(ctx, inputs, output)
+        return output
+    eager = type(cls.__name__ + "Eager", (torch.autograd.Function,), {
+        "forward": staticmethod(forward), "backward": staticmethod(cls.backward), "jvp": staticmethod(cls.jvp)})
+    return super(torch.autograd.Function, eager).apply  # torch._C._FunctionBase.apply: autograd's own entry
+
+
+# tensors left wrapped by a finished torch.func transform: Function.apply unwraps them, so must we
+_unwrap_dead_wrappers = torch._functorch.utils.unwrap_dead_wrappers
+_gelu_eager = _eager_function(_GELU)
+_gelu_backward_eager = _eager_function(_GELUBackward)
+
+
+def _gelu_autograd(keyset, self, approximate="none"):
+    if _differentiating(self):
+        if _functorch_active():
+            _refuse_functorch("gelu")
+        return _gelu_eager(*_unwrap_dead_wrappers((self, approximate)))
+    return _gelu_op.redispatch(keyset & _BELOW_AUTOGRAD, self, approximate)
+
+
+def _gelu_backward_autograd(keyset, grad_output, self, approximate="none"):
+    if _differentiating(grad_output, self):
+        if _functorch_active():
+            _refuse_functorch("gelu_backward")
+        return _gelu_backward_eager(*_unwrap_dead_wrappers((grad_output, self, approximate)))
+    return _gelu_backward_op.redispatch(keyset & _BELOW_AUTOGRAD, grad_output, self, approximate)
+
+
+def _has_tangent(t):
+    return _fwAD._current_level >= 0 and _fwAD.unpack_dual(t).tangent is not None
+
+
+def _gelu_out_autograd(keyset, self, out, approximate="none"):
+    if (torch.is_grad_enabled() and (self.requires_grad or out.requires_grad)) or _has_tangent(self):
+        raise RuntimeError("fastgelu.torch.gelu(..., out=...) cannot be differentiated (as PyTorch's out= "
+                           "functions); call fastgelu.torch.gelu(x) without out= where gradients are needed.")
+    _gelu_out_op.redispatch(keyset & _BELOW_AUTOGRAD, self, out, approximate)
+    if not out.is_inference():
+        torch.autograd.graph.increment_version(out)
+
+
+def _gelu_inplace_autograd(keyset, self, approximate="none"):
+    if (torch.is_grad_enabled() and self.requires_grad) or _has_tangent(self):
+        # GELU is not invertible: its gradient needs the input the in-place form overwrites
+        raise RuntimeError("fastgelu.torch.gelu_ (in place) cannot be differentiated: the gradient needs the "
+                           "input it overwrites. Use fastgelu.torch.gelu(x) (or torch.nn.GELU) where "
+                           "gradients are needed.")
+    _gelu_inplace_op.redispatch(keyset & _BELOW_AUTOGRAD, self, approximate)
+    if not self.is_inference():
+        torch.autograd.graph.increment_version(self)  # autograd's check for saved tensors changed later
+
+
+_lib.impl("gelu", _gelu_autograd, "Autograd", with_keyset=True)
+_lib.impl("gelu_backward", _gelu_backward_autograd, "Autograd", with_keyset=True)
+_lib.impl("gelu_", _gelu_inplace_autograd, "Autograd", with_keyset=True)
+_lib.impl("gelu_out", _gelu_out_autograd, "Autograd", with_keyset=True)
+
+
+# ---- vmap: the operators are elementwise, so a batched call is one call on the whole batch -------------------
+
+def _gelu_vmap(info, in_dims, self, approximate="none"):
+    return _gelu_op(self, approximate), in_dims[0]
+
+
+def _gelu_inplace_vmap(info, in_dims, self, approximate="none"):
+    _gelu_inplace_op(self, approximate)
+    return None, None
+
+
+def _batch_first(t, bdim, batch_size):
+    return t.movedim(bdim, 0) if bdim is not None else t.expand(batch_size, *t.shape)
+
+
+def _gelu_backward_vmap(info, in_dims, grad_output, self, approximate="none"):
+    gd, xd = in_dims[0], in_dims[1]
+    if gd == xd:
+        return _gelu_backward_op(grad_output, self, approximate), xd
+    grad_output = _batch_first(grad_output, gd, info.batch_size)
+    self = _batch_first(self, xd, info.batch_size)
+    return _gelu_backward_op(grad_output, self, approximate), 0
+
+
+torch.library.register_vmap("fastgelu::gelu", _gelu_vmap, lib=_lib)
+torch.library.register_vmap("fastgelu::gelu_", _gelu_inplace_vmap, lib=_lib)
+torch.library.register_vmap("fastgelu::gelu_backward", _gelu_backward_vmap, lib=_lib)
+
+
+# ---- ONNX -------------------------------------------------------------------------------------------------
+
+def _onnx_legacy_symbolic(opset):
+    from torch.onnx import symbolic_helper
+
+    @symbolic_helper.parse_args("v", "s")
+    def symbolic(g, self, approximate="none"):
+        if approximate == "sigmoid":
+            c = g.op("Constant", value_t=torch.tensor(_SIGMOID_C))
+            return g.op("Mul", self, g.op("Sigmoid", g.op("Mul", self, _cast_like(g, c, self))))
+        if opset >= 20:
+            return g.op("Gelu", self, approximate_s=approximate)
+        return _onnx_gelu_graph(g, self, approximate)
+    return symbolic
+
+
+def _cast_like(g, c, like):
+    return g.op("CastLike", c, like)
+
+
+def _onnx_gelu_graph(g, x, approximate):
+    """GELU for opsets before 20 (no Gelu op): the textbook formulas, as ONNX Runtime computes them."""
+    def const(v):
+        return _cast_like(g, g.op("Constant", value_t=torch.tensor(v)), x)
+    half_x = g.op("Mul", x, const(0.5))
+    if approximate == "tanh":
+        inner = g.op("Mul", const(_SQRT_2_OVER_PI),
+                     g.op("Add", x, g.op("Mul", const(_TANH_C), g.op("Mul", x, g.op("Mul", x, x)))))
+        return g.op("Mul", half_x, g.op("Add", const(1.0), g.op("Tanh", inner)))
+    erf = g.op("Erf", g.op("Mul", x, const(0.7071067811865476)))
+    return g.op("Mul", half_x, g.op("Add", const(1.0), erf))
+
+
+def _register_onnx_legacy():
+    try:
+        from torch.onnx import register_custom_op_symbolic
+    except ImportError:  # a torch without the legacy exporter
+        return
+    for opset in (15, 20):  # CastLike needs 15; opsets 15-19 get the formula graph, 20+ the Gelu op
+        register_custom_op_symbolic("fastgelu::gelu", _onnx_legacy_symbolic(opset), opset)
+
+
+def onnx_translation_table(opset=20):
+    """{operator: onnxscript function} for ``torch.onnx.export(..., dynamo=True,
+    custom_translation_table=fastgelu.torch.onnx_translation_table())``: fastgelu::gelu becomes ONNX's Gelu
+    (opset >= 20, with its `approximate` attribute) or the equivalent graph (older opsets, and the sigmoid form).
+    """
+    import onnxscript
+    from onnxscript import opset18 as op
+
+    def gelu(self, approximate: str = "none"):
+        if approximate == "sigmoid":
+            return op.Mul(self, op.Sigmoid(op.Mul(self, op.CastLike(_SIGMOID_C, self))))
+        if opset >= 20:
+            return onnxscript.opset20.Gelu(self, approximate=approximate)
+        half_x = op.Mul(self, op.CastLike(0.5, self))
+        if approximate == "tanh":
+            cube = op.Mul(op.CastLike(_TANH_C, self), op.Mul(self, op.Mul(self, self)))
+            inner = op.Mul(op.CastLike(_SQRT_2_OVER_PI, self), op.Add(self, cube))
+            return op.Mul(half_x, op.Add(op.CastLike(1.0, self), op.Tanh(inner)))
+        erf = op.Erf(op.Mul(self, op.CastLike(0.7071067811865476, self)))
+        return op.Mul(half_x, op.Add(op.CastLike(1.0, self), erf))
+
+    return {_gelu_op: gelu}
+
+
+_register_onnx_legacy()
+
+
+# ---- the Python API -----------------------------------------------------------------------------------------
+
+def _untraced(t):
+    """True when no tracer, transform or mode can watch an operator call on `t`, a dense CPU tensor: then
+    the kernel (or, for a gradient, the autograd Function) may run without the dispatcher (~4 us less per
+    call). Anything else goes through the operator. The watchers: dynamo (torch.compile, torch.export),
+    jit.trace (and the legacy ONNX exporter), forward AD, dispatch modes (FakeTensor, make_fx, AOTAutograd,
+    FlopCounter), torch.profiler (which records dispatcher calls), torch-function modes, tensor subclasses, and batched and functorch-wrapped tensors (seen in
+    their dispatch keys, which also say: dense, CPU)."""
+    return not (_compiling()  # first: dynamo folds it to True and must not meet the checks after it
+                or _fwAD._current_level >= 0 or _tracing_state() is not None
+                or _dispatch_modes() or _function_modes() or _profiling()) and type(t) is torch.Tensor \
+        and _dispatch_keys(t) in _PLAIN_KEYS
+
+
+def _unwatched(*tensors):
+    """_untraced, and autograd does not need to see the call either."""
+    grad = torch.is_grad_enabled()
+    return all(_untraced(t) and not (grad and t.requires_grad) for t in tensors)
+
+
+_tracing_state = torch._C._get_tracing_state
+_dispatch_keys = torch._C._dispatch_keys
+with torch.inference_mode():
+    _INFERENCE_KEYS = _dispatch_keys(torch.empty(0))
+_PLAIN_KEYS = (_dispatch_keys(torch.empty(0)), _INFERENCE_KEYS)  # of a CPU tensor, of an inference-mode one
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._is_torch_function_mode_enabled
+_compiling = torch.compiler.is_compiling
+_profiling = torch._C._autograd._profiler_enabled
+
+
+def _view(t):
+    """as_numpy for a tensor that needs no gradient (saves the detach)."""
+    if t.is_neg():  # a lazily negated view has no memory of its own to share: materialize it
+        t = t.resolve_neg()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(_bfloat16())
+    return t.numpy()
+
+
+def gelu(input, approximate="none", *, out=None):
+    """GELU of a CPU tensor by fastgelu's kernels (operator fastgelu::gelu); differentiable. Like
+    torch.nn.functional.gelu, plus approximate="sigmoid" (x*sigmoid(1.702x)). out=: a tensor of input's shape
+    and dtype to write into (operator fastgelu::gelu_out; not differentiable), returned."""
+    pair = VARIANTS.get(approximate) if type(approximate) is str else None
+    if pair is None:
+        _check_approximate(approximate)
+    if out is None and _untraced(input) and input.dtype in _DTYPES:
+        if input.requires_grad and torch.is_grad_enabled():
+            return _gelu_eager(input, approximate)  # what the operator's Autograd kernel would call
+        y = torch.empty_like(input)  # the kernel itself, as _gelu_cpu runs it
+        pair[0](_view(input) if not input.requires_grad else as_numpy(input), out=_view(y))
+        return y
+    if out is not None:
+        _check_out(input, out)
+        _gelu_out_op(input, out, approximate)
+        return out
+    if isinstance(input, torch.fx.Proxy):  # torch.fx.symbolic_trace: record the operator
+        return _gelu_op(input, approximate)
     _check_tensor(input)
-    if input.requires_grad and torch.is_grad_enabled():
-        return GELUFunction.apply(input, approximate)
-    return _forward(input, approximate)  # nothing to differentiate: skip autograd and keep no reference
+    if _functorch_active():  # torch.func: the Function at the top, so its transform rules apply
+        return _GELU.apply(input, approximate)
+    return _gelu_op(input, approximate)
+
+
+def gelu_(input, approximate="none"):
+    """GELU in place (operator fastgelu::gelu_); returns `input`. Not differentiable (GELU's gradient needs
+    the input it overwrites)."""
+    _check_approximate(approximate)
+    if _unwatched(input) and input.dtype in _DTYPES:
+        _gelu_inplace_cpu(input, approximate)  # as the operator's Autograd kernel would, without the dispatcher
+        if not input.is_inference():
+            torch.autograd.graph.increment_version(input)
+        return input
+    _check_tensor(input)
+    _gelu_inplace_op(input, approximate)
+    return input
 
 
 class GELU(torch.nn.Module):
-    """torch.nn.GELU with fastgelu's kernels (CPU). approximate: "none", "tanh" or "sigmoid"."""
+    """torch.nn.GELU with fastgelu's kernels (CPU). approximate: "none", "tanh" or "sigmoid".
+    Scriptable (torch.jit.script calls the operator directly)."""
+
+    approximate: str
 
     def __init__(self, approximate="none"):
         super().__init__()
         _check_approximate(approximate)
         self.approximate = approximate
 
-    def forward(self, input):
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        if torch.jit.is_scripting():
+            return torch.ops.fastgelu.gelu(input, self.approximate)
         return gelu(input, self.approximate)
 
     def extra_repr(self):
