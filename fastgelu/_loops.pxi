@@ -249,7 +249,9 @@ def _backoff(adaptive=None, late=None, reset=False):
     now = fg_now_ns()
     return {"adaptive": bool(_adaptive), "cap": _backoff_cap if now < _backoff_until else 0,
             "remaining_s": max(0, _backoff_until - now) / 1e9 if _backoff_cap else 0.0,
-            "late_calls": _late_calls, "team_calls": _team_calls, "now_ns": now}
+            "late_calls": _late_calls, "team_calls": _team_calls, "now_ns": now,
+            "user": _user_threads, "budget": _budget_threads, "openmp": omp_get_max_threads(),
+            "forked": bool(_forked_child)}
 
 
 def _after_fork_in_child():

@@ -110,3 +110,24 @@ def default_budget():
     if os.environ.get("OMP_NUM_THREADS", "").strip():
         return 0, f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS'].strip()}"
     return budget()
+
+
+def explain(state):
+    """Why a large call uses the threads it does, from a kernel module's _backoff() state."""
+    if state["forked"]:
+        return "1: forked child of a process that ran OpenMP (GNU libgomp's pool does not survive fork)"
+    omp, user, cap = state["openmp"], state["user"], state["budget"]
+    if user > 0:
+        nt, why = min(omp, user), f"set_num_threads({user})"
+    elif 0 < cap < omp:
+        nt, why = cap, default_budget()[1]
+    elif os.environ.get("OMP_NUM_THREADS", "").strip():
+        nt, why = omp, f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS'].strip()}"
+    elif cap and omp < cap:
+        nt, why = omp, "OpenMP's limit for this thread (threadpoolctl or omp_set_num_threads)"
+    else:
+        nt, why = omp, default_budget()[1] if cap else "OpenMP's default"
+    if 0 < state["cap"] < nt:
+        return (f"{state['cap']}: backing off for {state['remaining_s']:.2f} s more, parallel calls ran late "
+                f"(other processes hold the cores); otherwise {nt} from {why}")
+    return f"{nt}: {why}"
