@@ -49,7 +49,7 @@ def _own_cgroups(root):
 def _dirs(mount, path):
     """The cgroup folder of `path` under `mount` and its ancestors (a limit anywhere above applies too);
     just the mount itself when the path is not there (a container sees its own cgroup as the root)."""
-    parts = [p for p in path.split("/") if p]
+    parts = [p for p in path.split("/") if p not in ("", ".", "..")]  # never climb out of the mount
     dirs = [os.path.join(mount, *parts[:i]) for i in range(len(parts), -1, -1)]
     return [d for d in dirs if os.path.isdir(d)] or [mount]
 
