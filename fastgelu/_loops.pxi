@@ -174,9 +174,11 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
                 first = e
             if e > last:
                 last = e
-    if first == 0 or not _adaptive:
+    if first == 0:
         return
     _team_calls += 1
+    if not _adaptive:
+        return
     cdef long long now = fg_now_ns()
     # the fastest piece is what a piece costs; the team is late when the call took 1.5x that (plus slack)
     if 2 * (last - t.t0) <= 3 * (first - t.t0) + 2 * LATE_SLACK_NS:
