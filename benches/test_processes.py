@@ -6,6 +6,8 @@ Processes are spawned (fastgelu._contention), each calling GELU on 256K float32 
 the aggregate Gelem/s with the default thread count is compared with the same processes at 1 thread each.
 With --benchmark-disable (CI) every measurement runs briefly and no goal is judged.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,100 @@ def test_busy_verdict_on_a_quiet_machine(benchmark):
     verdict = watch.verdict()
     if not benchmark.disabled:
         assert verdict is None, verdict
+
+
+def _mean_sparse_call(n, threads, adaptive, calls, gap=0.01):
+    import time
+    k = fastgelu.ufuncs._kernels
+    x, _ = _bench.inputs(n, np.float32)
+    o = np.empty_like(x)
+    fastgelu.set_num_threads(threads)
+    k._backoff(adaptive=adaptive, reset=True)
+    times = []
+    for _ in range(calls):
+        time.sleep(gap)  # long enough for the OpenMP worker to stop spinning and sleep
+        t0 = time.perf_counter()
+        fastgelu.ufuncs.gelu(x, out=o)
+        times.append(time.perf_counter() - t0)
+    return float(np.mean(times)), float(np.median(times))
+
+
+def test_sparse_calls(benchmark):
+    """One process calling 1M float32 every 10 ms: 1 thread, 2 threads without back-off, 2 with it
+    (figures only: how long a sleeping worker takes to wake depends on the machine)."""
+    openmp()
+    k = fastgelu.ufuncs._kernels
+    before = fastgelu.get_num_threads()
+    calls = 10 if benchmark.disabled else 150
+    try:
+        one = _mean_sparse_call(1 << 20, 1, True, calls)
+        fixed = _mean_sparse_call(1 << 20, 2, False, calls)
+        adaptive = benchmark.pedantic(_mean_sparse_call, args=(1 << 20, 2, True, calls), rounds=1, iterations=1)
+    finally:
+        k._backoff(adaptive=True, reset=True)
+        fastgelu.set_num_threads(before)
+    benchmark.group = "sparse-calls"
+    benchmark.extra_info.update({"one_thread_mean_us": one[0] * 1e6, "no_backoff_mean_us": fixed[0] * 1e6,
+                                 "backoff_mean_us": adaptive[0] * 1e6, "backoff_median_us": adaptive[1] * 1e6})
+    print(f"\n1M every 10 ms, mean (median) us: 1 thread {one[0] * 1e6:.0f} ({one[1] * 1e6:.0f}), "
+          f"2 without back-off {fixed[0] * 1e6:.0f} ({fixed[1] * 1e6:.0f}), "
+          f"2 with back-off {adaptive[0] * 1e6:.0f} ({adaptive[1] * 1e6:.0f})")
+
+
+OTHER_C = """
+void other_work(float* a, long n) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) a[i] = a[i] * 0.5f + 1.0f;
+}
+"""
+
+
+def test_llvm_openmp_beside(benchmark, tmp_path):
+    """A library on LLVM's libomp (its workers spin 200 ms after each region) called between fastgelu
+    calls: fastgelu's 256K call time against alone and on 1 thread (figures only)."""
+    import ctypes
+    import glob
+    import shutil
+    import subprocess
+    import time
+    openmp()
+    libomp = sorted(glob.glob("/usr/lib/llvm-*/lib/libomp.so.5"))
+    cc = shutil.which("gcc")
+    if not libomp or cc is None:
+        pytest.skip("needs gcc and LLVM's libomp (apt-get install libomp-dev)")
+    (tmp_path / "other.c").write_text(OTHER_C)
+    so = str(tmp_path / "libother.so")
+    subprocess.run([cc, "-O2", "-fopenmp", "-fPIC", "-shared", str(tmp_path / "other.c"), "-o", so,
+                    "-Wl,--no-as-needed", libomp[-1], "-Wl,--as-needed",
+                    f"-Wl,-rpath,{os.path.dirname(libomp[-1])}"], check=True)
+    lib = ctypes.CDLL(so)
+    a = np.ones(1 << 16, np.float32)
+    pa, na = a.ctypes.data_as(ctypes.c_void_p), ctypes.c_long(a.size)
+    x, _ = _bench.inputs(262144, np.float32)
+    o = np.empty_like(x)
+    k = fastgelu.ufuncs._kernels
+    before = fastgelu.get_num_threads()
+    secs = 0.2 if benchmark.disabled else 1.0
+
+    def run(threads, mixed):
+        fastgelu.set_num_threads(threads)
+        k._backoff(reset=True)
+        total, calls, end = 0.0, 0, time.perf_counter() + secs
+        while time.perf_counter() < end:
+            if mixed:
+                lib.other_work(pa, na)
+            t0 = time.perf_counter()
+            fastgelu.ufuncs.gelu(x, out=o)
+            total += time.perf_counter() - t0
+            calls += 1
+        return total / calls
+
+    try:
+        res = {"alone_2": run(2, False), "after_llvm_1": run(1, True)}
+        res["after_llvm_2"] = benchmark.pedantic(run, args=(2, True), rounds=1, iterations=1)
+    finally:
+        k._backoff(reset=True)
+        fastgelu.set_num_threads(before)
+    benchmark.group = "two-runtimes"
+    benchmark.extra_info.update({key + "_us": v * 1e6 for key, v in res.items()})
+    print("\n256K call, us: " + ", ".join(f"{key} {v * 1e6:.0f}" for key, v in res.items()))
