@@ -89,9 +89,11 @@ cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, 
 # workers start late and every call waits at the closing barrier for the scheduler -- measured here, 2
 # processes x 2 threads on 2 cores ran 60x slower than 2 x 1 thread. Each parallel call therefore times
 # its pieces; when the slowest finished much later than the fastest (the team gained less than ~1.3x over
-# one thread), calls use half the threads for a while (BACKOFF_MIN_NS, doubling while it persists up to
-# BACKOFF_MAX_NS), then one call tries the whole team again. On a quiet machine pieces end together and
-# nothing changes.
+# one thread; twice in a row unless calls were late recently), calls use half the threads for a while
+# (BACKOFF_MIN_NS, doubling while it persists up to BACKOFF_MAX_NS), then one call tries the whole team
+# again. On a quiet machine pieces end together and nothing changes. Lowering OpenMP's spin-wait instead
+# (OMP_WAIT_POLICY=passive) was measured: it fixes 2 processes but halves quiet 1->2 thread scaling, since
+# every call then wakes a sleeping worker; and it cannot be set once torch has loaded libgomp.
 
 # Below this many elements a call runs on the calling thread: waking the OpenMP team costs about as much
 # as computing ~4K elements. tools/measure_threshold.py, 2 threads, Zen 5: the team is break-even at 4,096
@@ -131,7 +133,7 @@ cdef extern from *:
     void fg_team_done(fg_team*, long long) nogil
 
 cdef long long BACKOFF_MIN_NS = 100000000    # 100 ms
-cdef long long BACKOFF_MAX_NS = 1000000000   # 1 s: a probe of a still-busy machine costs < 1% of a core
+cdef long long BACKOFF_MAX_NS = 1000000000   # 1 s: on a still-busy machine, one late call a second
 cdef long long LATE_SLACK_NS = 50000         # lateness below 50 us is noise, whatever the piece size
 cdef bint _adaptive = True
 cdef int _backoff_cap = 0                    # threads allowed while backing off; 0 = no cap
