@@ -136,7 +136,8 @@ def in_place_extra_bytes(mib):
 
 
 def cmd_bench(args):
-    from . import _bench
+    from . import _bench, _contention
+    watch = _contention.Watch()  # other processes' CPU use during the run
     torch = _bench._torch()
     rows = workloads(args.quick)
     bar = _progress(len(rows) + 5)
@@ -146,6 +147,9 @@ def cmd_bench(args):
         results[key] = _bench.row(*key, torch=torch, rounds=5 if args.quick else 7)
         bar.update()
     tgt = targets(results, args.quick, bar)
+    bar.set_description("processes at once")
+    tgt += _contention.bench_targets(args.quick)
+    busy = watch.verdict()
     bar.update(5)
     bar.close()
 
@@ -163,8 +167,10 @@ def cmd_bench(args):
     print()
     print("Targets (issue 4)" + (" -- quick run: smaller sizes than the targets name" if args.quick else ""))
     for text, val, goal, ok in tgt:
-        mark = "n/a" if ok is None else ("met" if ok else "MISSED")
+        mark = "n/a" if ok is None else ("met" if ok else ("busy" if busy else "MISSED"))
         print(f"  {text:<62}{val:>18}  goal {goal:<9} {mark}")
+    if busy:
+        print(busy)
     if args.plot:
         plot(results, args.plot)
         print(f"plot written to {args.plot}")

@@ -170,12 +170,14 @@ def set_num_threads(n):
 
 
 def get_num_threads():
-    """Threads a large call from this thread would use now."""
+    """Threads a large call from this thread would use now: OpenMP's limit (OMP_NUM_THREADS,
+    threadpoolctl), set_num_threads, the CPUs this process may use (affinity mask, cgroup CPU quota), and
+    fewer for a while when other processes hold the cores (parallel calls ran late)."""
     return ufuncs._kernels._max_threads()
 
 
 def get_config():
-    from . import __version__, _dispatch
+    from . import __version__, _dispatch, _threads
     return {
         "version": __version__,
         "isa": ufuncs.ISA,
@@ -183,6 +185,7 @@ def get_config():
         "isa_built": _dispatch.built(),
         "openmp": ufuncs._kernels.OPENMP,
         "num_threads": get_num_threads(),
+        "threads_from": _threads.explain(ufuncs._kernels._backoff()),
         "numpy": np.__version__,
     }
 

@@ -79,26 +79,131 @@ cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, 
 
 
 # ---- threading policy (the only place that decides how many threads a call uses) -------------------------
+#
+# How many threads a call may use is the smallest of: OpenMP's limit for the calling thread
+# (omp_get_max_threads: OMP_NUM_THREADS, threadpoolctl, the affinity mask), fastgelu.set_num_threads, the
+# process's CPU budget (affinity mask and cgroup CPU quota, from fastgelu._threads; not applied when
+# OMP_NUM_THREADS is set), and a back-off cap while the machine is oversubscribed (below).
+#
+# Back-off: when other processes (or another OpenMP runtime's spinning workers) hold the cores, a team's
+# workers start late and every call waits at the closing barrier for the scheduler -- measured here, 2
+# processes x 2 threads on 2 cores ran 60x slower than 2 x 1 thread. Each parallel call therefore times
+# its pieces; when the slowest finished much later than the fastest (the team gained less than ~1.3x over
+# one thread; twice in a row unless calls were late recently), calls use half the threads for a while
+# (BACKOFF_MIN_NS, doubling while it persists up to BACKOFF_MAX_NS), then one call tries the whole team
+# again. On a quiet machine pieces end together and nothing changes. Lowering OpenMP's spin-wait instead
+# (OMP_WAIT_POLICY=passive) was measured: it fixes 2 processes but halves quiet 1->2 thread scaling, since
+# every call then wakes a sleeping worker; and it cannot be set once torch has loaded libgomp.
 
 # Below this many elements a call runs on the calling thread: waking the OpenMP team costs about as much
 # as computing ~4K elements. tools/measure_threshold.py, 2 threads, Zen 5: the team is break-even at 4,096
 # elements (1.02-1.14x), 1.16-1.35x faster at 8,192 and 1.5-1.6x at 16,384.
 cdef npy_intp PARALLEL_MIN = 8192
 cdef int _user_threads = 0        # set_num_threads(); 0 = follow OpenMP (OMP_NUM_THREADS, threadpoolctl)
+cdef int _budget_threads = 0      # CPU budget of the process (affinity, cgroup quota); 0 = no cap
 cdef bint _forked_child = False   # GNU libgomp's pool does not survive fork(): a child runs serially
+
+cdef extern from *:
+    """
+    #include <time.h>
+    static inline long long fg_now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
+    /* One parallel call's clock: the start, and when each of the first FG_TEAM_MAX pieces ended. Each
+       thread writes only its own slots, the calling thread reads them after the closing barrier. */
+    #define FG_TEAM_MAX 64
+    typedef struct { long long t0; int nt; long long end[FG_TEAM_MAX]; } fg_team;
+    static inline void fg_team_begin(fg_team* t, int nt) {
+        t->nt = nt < FG_TEAM_MAX ? nt : FG_TEAM_MAX;
+        for (int i = 0; i < t->nt; i++) t->end[i] = 0;
+        t->t0 = fg_now_ns();
+    }
+    static inline void fg_team_done(fg_team* t, long long k) {
+        if (k < FG_TEAM_MAX) t->end[k] = fg_now_ns();
+    }
+    """
+    ctypedef struct fg_team:
+        long long t0
+        int nt
+        long long end[64]
+    long long fg_now_ns() nogil
+    void fg_team_begin(fg_team*, int) nogil
+    void fg_team_done(fg_team*, long long) nogil
+
+cdef long long BACKOFF_MIN_NS = 100000000    # 100 ms
+cdef long long BACKOFF_MAX_NS = 1000000000   # 1 s: on a still-busy machine, one late call a second
+cdef long long LATE_SLACK_NS = 50000         # lateness below 50 us is noise, whatever the piece size
+cdef bint _adaptive = True
+cdef int _backoff_cap = 0                    # threads allowed while backing off; 0 = no cap
+cdef long long _backoff_until = 0            # fg_now_ns() when the cap ends
+cdef long long _backoff_ns = 0               # length of the last back-off (doubles while late)
+cdef long long QUIET_NS = 2000000000         # 2 s without a late call: start again from BACKOFF_MIN_NS
+cdef int _strikes = 0                        # late calls in a row
+cdef long long _last_late = 0                # fg_now_ns() of the last late call
+cdef long long _late_calls = 0, _team_calls = 0
 
 
 cdef inline int threads_for(npy_intp n) noexcept nogil:
     if n < PARALLEL_MIN or _forked_child:
         return 1
     cdef int nt = omp_get_max_threads()
-    if 0 < _user_threads < nt:
-        nt = _user_threads
+    if _user_threads > 0:
+        if _user_threads < nt:
+            nt = _user_threads
+    elif 0 < _budget_threads < nt:
+        nt = _budget_threads
+    if _backoff_cap > 0 and _backoff_cap < nt:
+        if fg_now_ns() < _backoff_until:
+            nt = _backoff_cap
     # every thread gets at least half the threshold, so a call just above it does not pay for a team
     cdef npy_intp cap = n // (PARALLEL_MIN // 2)
     if nt > cap:
         nt = <int>cap
     return nt if nt > 1 else 1
+
+
+cdef inline void team_report(const fg_team* t) noexcept nogil:
+    """After a parallel call: back off when its slowest piece ended far behind its fastest."""
+    global _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
+    cdef long long first = 0, last = 0, e
+    cdef int i
+    for i in range(t.nt):
+        e = t.end[i]
+        if e:                     # 0: an empty piece (or one past FG_TEAM_MAX)
+            if first == 0 or e < first:
+                first = e
+            if e > last:
+                last = e
+    if first == 0:
+        return
+    _team_calls += 1
+    if not _adaptive:
+        return
+    cdef long long now = fg_now_ns()
+    # the fastest piece is what a piece costs; the team is late when the call took 1.5x that (plus slack)
+    if 2 * (last - t.t0) <= 3 * (first - t.t0) + 2 * LATE_SLACK_NS:
+        _strikes = 0
+        if _backoff_cap > 0 and now >= _backoff_until:
+            _backoff_cap = 0      # the whole team ran on time after a back-off
+        if _backoff_ns > 0 and now - _last_late > QUIET_NS:
+            _backoff_ns = 0       # and nothing was late for long: the machine is quiet again
+        return
+    _late_calls += 1
+    _last_late = now
+    # on a quiet machine a lone late call is noise (an interrupt, a daemon waking up): two in a row are
+    # needed, unless calls were late recently (then one whole-team call that ran on time was luck)
+    _strikes += 1
+    if _strikes < 2 and _backoff_ns == 0:
+        return
+    _strikes = 0
+    if _backoff_cap > 0 and now < _backoff_until:
+        _backoff_cap = _backoff_cap // 2 if _backoff_cap > 1 else 1
+    else:
+        _backoff_cap = t.nt // 2 if t.nt > 1 else 1
+        _backoff_ns = BACKOFF_MIN_NS if _backoff_ns == 0 else min(2 * _backoff_ns, BACKOFF_MAX_NS)
+    _backoff_until = now + _backoff_ns
 
 
 def _set_threads(int n):
@@ -107,6 +212,12 @@ def _set_threads(int n):
     _user_threads = n
     if n > 0:
         omp_set_num_threads(n)
+
+
+def _set_budget(int n):
+    """The process's CPU budget (0 = none); fastgelu._threads works it out at import."""
+    global _budget_threads
+    _budget_threads = n if n > 0 else 0
 
 
 def _parallel_min(n=None):
@@ -122,6 +233,31 @@ def _max_threads():
     return threads_for(PARALLEL_MIN * 1024)
 
 
+def _backoff(adaptive=None, late=None, reset=False):
+    """Back-off state and test hooks. adaptive: turn it on/off; late=(start, ends, nt): report a parallel
+    call's clock (fg_now_ns values) as the loops do; reset: forget any back-off. Returns the state."""
+    global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
+    cdef fg_team t
+    if adaptive is not None:
+        _adaptive = bool(adaptive)
+    if reset:
+        _backoff_cap = _strikes = 0
+        _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = 0
+    if late is not None:
+        start, ends, nt = late
+        fg_team_begin(&t, nt)
+        t.t0 = start
+        for i, e in enumerate(ends[:64]):
+            t.end[i] = e
+        team_report(&t)
+    now = fg_now_ns()
+    return {"adaptive": bool(_adaptive), "cap": _backoff_cap if now < _backoff_until else 0,
+            "remaining_s": max(0, _backoff_until - now) / 1e9 if _backoff_cap else 0.0,
+            "late_calls": _late_calls, "team_calls": _team_calls, "now_ns": now,
+            "user": _user_threads, "budget": _budget_threads, "openmp": omp_get_max_threads(),
+            "forked": bool(_forked_child)}
+
+
 def _after_fork_in_child():
     global _forked_child
     _forked_child = True
@@ -130,6 +266,9 @@ def _after_fork_in_child():
 import os as _os
 _os.register_at_fork(after_in_child=_after_fork_in_child)
 OPENMP = bool(FASTGELU_OPENMP)
+
+from fastgelu import _threads as _threads_mod
+_set_budget(_threads_mod.default_budget()[0])
 
 
 # ---- storage types and conversions -------------------------------------------------------------------
@@ -377,6 +516,7 @@ cdef inline void grad_piece_env(char* px, char* pd, char* py, npy_intp sx, npy_i
 cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* steps,
                           stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sy = steps[1], per, start, k
+    cdef fg_team team
     cdef int nt = threads_for(n)
     if nt > 1 and overlaps(args[0], sx, args[1], sy, n):
         nt = 1
@@ -384,16 +524,20 @@ cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* ste
         fwd_piece_env(args[0], args[1], sx, sy, n, r, v)
     else:
         per = piece_len(n, nt)
+        fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
             start = k * per
             if start < n:
                 fwd_piece_env(args[0] + start * sx, args[1] + start * sy, sx, sy,
                               per if n - start > per else n - start, r, v)
+                fg_team_done(&team, k)
+        team_report(&team)
 
 
 cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* steps,
                            stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sd = steps[1], sy = steps[2], per, start, k
+    cdef fg_team team
     cdef int nt = threads_for(n)
     if nt > 1 and (overlaps(args[0], sx, args[2], sy, n) or overlaps(args[1], sd, args[2], sy, n)):
         nt = 1
@@ -401,11 +545,14 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
         grad_piece_env(args[0], args[1], args[2], sx, sd, sy, n, r, v)
     else:
         per = piece_len(n, nt)
+        fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
             start = k * per
             if start < n:
                 grad_piece_env(args[0] + start * sx, args[1] + start * sd, args[2] + start * sy, sx, sd, sy,
                                per if n - start > per else n - start, r, v)
+                fg_team_done(&team, k)
+        team_report(&team)
 
 
 # ---- fused bias: gelu(x + b), b along the last axis --------------------------------------------------------
@@ -471,15 +618,19 @@ cdef inline void bias_run(char* px, char* pb, char* pd, char* py, npy_intp n, np
                           npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
     cdef int nt = threads_for(n)
     cdef npy_intp per, start, k
+    cdef fg_team team
     if nt == 1:
         bias_piece_env(px, pb, pd, py, 0, n, width, sd, r, v, grad)
     else:
         per = piece_len(n, nt)
+        fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
             start = k * per
             if start < n:
                 bias_piece_env(px, pb, pd, py, start, per if n - start > per else n - start, width, sd, r,
                                v, grad)
+                fg_team_done(&team, k)
+        team_report(&team)
 
 
 cdef inline void bias_typed(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
