@@ -1,13 +1,13 @@
 """fastgelu: GELU and its gradient as parallel NumPy ufuncs, in place, accurate to 2 ULP in float32."""
 __version__ = "0.1.0"
 
-import importlib.util as _ilu
+import importlib.machinery as _ilm
 import os as _os
 
-if _ilu.find_spec("fastgelu._kernels_generic") is None:
+_here = _os.path.dirname(_os.path.abspath(__file__))
+if not any(_os.path.exists(_os.path.join(_here, "_kernels_generic" + _s)) for _s in _ilm.EXTENSION_SUFFIXES):
     # The source folder is being imported instead of an installed fastgelu (e.g. `python -m pytest` from a
     # checkout puts the checkout first on sys.path), or the build did not finish.
-    _here = _os.path.dirname(_os.path.abspath(__file__))
     raise ImportError(
         f"fastgelu's compiled kernels are missing in {_here}. If that is a source checkout, Python imported "
         "it instead of the installed package: run `pytest` (not `python -m pytest`) or change to another "

@@ -83,7 +83,7 @@ def test_report_aligns_columns_and_says_what_is_missing(monkeypatch):
     head = next(i for i, ln in enumerate(lines) if ln.startswith("variant"))
     table = lines[head:head + 3]
     ends = [[m.end() for m in __import__("re").finditer(r"\S+", ln)] for ln in table]
-    assert len({e[-1] for e in ends}) == 1 and len({e[-2] for e in ends}) == 1, table  # right-aligned
+    assert len({e[-1] for e in ends}) == 1 and len({e[4] for e in ends}) == 1, table  # right-aligned
     assert "vs torch" in table[0] and table[1].rstrip().endswith("-")
     assert "torch is not installed" in text
     assert "download.pytorch.org/whl/cpu" in text and "pip install torch\n" not in text + "\n"
