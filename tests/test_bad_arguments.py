@@ -5,8 +5,10 @@ Values are compared bit for bit against the same computation on a fresh contiguo
 
 from decimal import Decimal
 from fractions import Fraction
+
 import numpy as np
 import pytest
+
 import fastgelu
 from fastgelu import ufuncs
 

@@ -10,8 +10,10 @@ import os
 import signal
 import threading
 import time
+
 import numpy as np
 import pytest
+
 import fastgelu
 from fastgelu import ufuncs
 

@@ -8,8 +8,10 @@ import ctypes
 import ctypes.util
 import os
 import warnings
+
 import numpy as np
 import pytest
+
 import fastgelu
 from fastgelu import ufuncs
 

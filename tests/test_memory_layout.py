@@ -5,8 +5,10 @@ Split from the former tests/test_hostile.py; shared helpers live in tests/hostil
 Values are compared bit for bit against the same computation on a fresh contiguous copy."""
 
 import importlib
+
 import numpy as np
 import pytest
+
 import fastgelu
 from fastgelu import ufuncs
 
