@@ -9,6 +9,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from fastgelu import _dispatch  # noqa: E402
 
+# Tests start `python -c ...` / `python -m fastgelu` from the checkout: without this, Python would put the
+# checkout first on sys.path and import the uncompiled source folder instead of the installed package
+# (Python >= 3.11; on 3.10 run the tests against an editable install).
+os.environ.setdefault("PYTHONSAFEPATH", "1")
+
 ISAS = _dispatch.available()
 HUGE_BYTES = 9 << 30  # the > 2**31-element test holds 8.6 GB at once
 

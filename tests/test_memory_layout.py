@@ -293,7 +293,8 @@ def test_overlapping_output_and_bias(approximate, shape):
     for row in (0, shape[0] // 2, -1):
         buf = x.copy()
         b = buf[row].copy()
-        want = fastgelu.gelu(x + b, approximate=approximate)
+        with np.errstate(over="ignore"):  # huge + huge overflows to inf here as in the kernel
+            want = fastgelu.gelu(x + b, approximate=approximate)
         fastgelu.gelu(buf, approximate=approximate, bias=buf[row], out=buf)
         assert_same(buf, want, f"gelu(x, bias=x[{row}], out=x)")
         d = dy.copy()
@@ -301,7 +302,8 @@ def test_overlapping_output_and_bias(approximate, shape):
         fastgelu.gelu_grad(x, d, approximate=approximate, bias=d[row], out=d)
         assert_same(d, want, f"gelu_grad(x, dy, bias=dy[{row}], out=dy)")
         out = np.zeros_like(x)
-        want = fastgelu.gelu(x + x[row], approximate=approximate)
+        with np.errstate(over="ignore"):
+            want = fastgelu.gelu(x + x[row], approximate=approximate)
         o = out.copy()
         o[row] = x[row]
         fastgelu.gelu(x, approximate=approximate, bias=o[row], out=o)
