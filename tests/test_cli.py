@@ -106,6 +106,9 @@ def test_source_folder_import_is_a_clear_error(tmp_path):
     import shutil
     src = pathlib.Path(fastgelu.__file__).parent
     shutil.copytree(src, tmp_path / "fastgelu", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
-    res = subprocess.run([sys.executable, "-c", "import fastgelu"], cwd=tmp_path, capture_output=True, text=True)
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}  # conftest sets it; a user has not
+    res = subprocess.run([sys.executable, "-c", "import fastgelu"], cwd=tmp_path, capture_output=True, text=True,
+                         env=env)
     assert res.returncode == 1 and "ImportError" in res.stderr
     assert "compiled kernels are missing" in res.stderr and "pip install -e ." in res.stderr
