@@ -61,7 +61,8 @@ def label(variant, direction, dtype, n):
 
 
 def targets(results, quick, bar):
-    """The issue-4 targets, each as (description, measured, goal, ok)."""
+    """The speed goals fastgelu sets itself, each as (description, measured, goal, ok); ok is None when the
+    competitor is not installed."""
     from . import _bench
     get = results.get
     out = []
@@ -73,7 +74,7 @@ def targets(results, quick, bar):
             val = r["fastgelu"] / r[other]
             out.append((text, f"{val:.2f}x", f">= {goal}x", val >= goal))
         else:
-            out.append((text, f"({other} not installed)", f">= {goal}x", None))
+            out.append((text, "-", f">= {goal}x", None))
 
     ratio(("none", "fwd", F32, 262144), "torch", 1.5, "f32 exact fwd 256K vs torch")
     bar.set_description("memory floor")
@@ -83,10 +84,10 @@ def targets(results, quick, bar):
                 f"{val:.2f}x", ">= 0.9x", val >= 0.9))
     ratio(("tanh", "fwd", F32, 262144), "onnxruntime", 2.0, "f32 tanh fwd 256K vs ONNX Runtime FastGelu")
     ratio(("none", "fwd", F64, 262144), "torch", 5.0, "f64 exact fwd 256K vs torch")
-    ratio(("none", "fwd", np.float16, 262144), "torch", 1.5, "f16 exact fwd 256K vs torch (issue 5)")
+    ratio(("none", "fwd", np.float16, 262144), "torch", 1.5, "f16 exact fwd 256K vs torch")
     if fastgelu.ufuncs.BFLOAT16 is not None:
         ratio(("none", "fwd", fastgelu.ufuncs.BFLOAT16, 262144), "torch", 1.5,
-              "bf16 exact fwd 256K vs torch (issue 5)")
+              "bf16 exact fwd 256K vs torch")
     ratio(("none", "grad", F32, 262144), "torch", 2.0, "f32 exact grad 256K vs torch gelu_backward")
 
     bar.set_description("call overhead")
@@ -153,28 +154,64 @@ def cmd_bench(args):
     bar.update(5)
     bar.close()
 
-    print(f"fastgelu {fastgelu.__version__} on {_bench.machine()}")
-    missing = [m for m in ("scipy", "torch", "onnxruntime") if importlib.util.find_spec(m) is None]
-    if missing:
-        print(f"Not installed, so not compared: {', '.join(missing)} "
-              "(pip install scipy torch onnxruntime onnx adds those columns).")
-    print("Throughput in Gelem/s (median of rounds); ratios are fastgelu / other, same arrays, same threads.")
-    others = [k for k in ("numpy", "torch", "onnxruntime") if any(k in r for r in results.values())]
-    print(f"{'variant dir  dtype          n':<31}{'fastgelu':>9}" + "".join(f"{'vs ' + k:>15}" for k in others))
-    for key, r in results.items():
-        cells = "".join(f"{r['fastgelu'] / r[k]:>14.2f}x" if k in r else f"{'-':>15}" for k in others)
-        print(f"{label(*key):<31}{r['fastgelu']:>9.2f}{cells}")
-    print()
-    print("Targets (issue 4)" + (" -- quick run: smaller sizes than the targets name" if args.quick else ""))
-    for text, val, goal, ok in tgt:
-        mark = "n/a" if ok is None else ("met" if ok else ("busy" if busy else "MISSED"))
-        print(f"  {text:<62}{val:>18}  goal {goal:<9} {mark}")
+    print(report(results, tgt, args.quick, busy))
     if busy:
         print(busy)
     if args.plot:
         plot(results, args.plot)
         print(f"plot written to {args.plot}")
     return 0
+
+
+# How to add a missing competitor. PyTorch: the CPU wheel, never a bare `torch` (that pulls GBs of CUDA).
+INSTALL_HINTS = {
+    "scipy": "pip install scipy",
+    "torch": "pip install torch --index-url https://download.pytorch.org/whl/cpu",
+    "onnxruntime": "pip install onnxruntime onnx",
+}
+COLUMN_OF = {"scipy": "numpy", "torch": "torch", "onnxruntime": "onnxruntime"}
+
+
+def table(rows, align):
+    """Rows of strings as aligned text columns; align is one '<' or '>' per column."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(align))]
+    return ["  ".join(f"{c:{a}{w}}" for c, a, w in zip(r, align, widths)).rstrip() for r in rows]
+
+
+def report(results, goals, quick, busy=None):
+    """The text `python -m fastgelu bench` prints."""
+    cfg = fastgelu.get_config()
+    lines = [f"fastgelu {fastgelu.__version__} on {_machine()}"]
+    if not cfg["openmp"]:
+        lines.append("SERIAL BUILD: fastgelu was built without OpenMP and uses one thread per call.")
+    missing = [m for m in INSTALL_HINTS if importlib.util.find_spec(m) is None]
+    for m in missing:
+        what = "the NumPy+SciPy formula column" if m == "scipy" else f"the {m} column and its goals"
+        lines.append(f"Note: {m} is not installed, so {what} are left out ('-'). To add: {INSTALL_HINTS[m]}")
+    lines.append("Throughput in Gelem/s (median of rounds); 'vs X' is fastgelu's speed / X's speed, same arrays, "
+                 "same threads.")
+    others = [k for k in ("numpy", "torch", "onnxruntime") if any(k in r for r in results.values())
+              or any(COLUMN_OF[m] == k for m in missing)]
+    rows = [["variant", "dir", "dtype", "n", "fastgelu"] + [f"vs {k}" for k in others]]
+    for (variant, direction, dtype, n), r in results.items():
+        rows.append([variant, direction, np.dtype(dtype).name, f"{n:,}", f"{r['fastgelu']:.2f}"]
+                    + [f"{r['fastgelu'] / r[k]:.2f}x" if k in r else "-" for k in others])
+    lines += table(rows, "<<<>>" + ">" * len(others))
+    lines.append("")
+    lines.append("Speed goals" + (" (quick run: smaller sizes than the full run)" if quick else ""))
+    rows = [["", "measured", "goal", ""]]
+    for text, val, goal, ok in goals:
+        mark = "not measured" if ok is None else ("met" if ok else ("busy" if busy else "MISSED"))
+        rows.append([text, val, goal, mark])
+    lines += ["  " + r for r in table(rows, "<><<")]
+    if busy:
+        lines.append(busy)
+    return "\n".join(lines)
+
+
+def _machine():
+    from . import _bench
+    return _bench.machine()
 
 
 def plot(results, path):

@@ -92,7 +92,25 @@ def _fused_bias_ok(x, bias, dy, out, kwargs):
     return True
 
 
+def _is_tensor(a):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(a, torch.Tensor)
+
+
+def _call_tensors(func, ufunc, index, x, dy, bias, out, kwargs):
+    """PyTorch tensors: the ufunc runs on arrays over their memory and a tensor comes back, as torch's own
+    __array_wrap__ would give (that hook predates NumPy 2's signature and NumPy warns when it is called)."""
+    import torch
+    arr = [np.asarray(a) if _is_tensor(a) else a for a in (x, dy, bias, out)]
+    res = _call(func, ufunc, index, *arr, kwargs)
+    if out is not None:
+        return out
+    return torch.from_numpy(np.asarray(res)) if _is_tensor(x) else res
+
+
 def _call(func, ufunc, index, x, dy, bias, out, kwargs):
+    if "torch" in sys.modules and any(_is_tensor(a) for a in (x, dy, bias, out)):
+        return _call_tensors(func, ufunc, index, x, dy, bias, out, kwargs)
     if bias is None:
         args = (x,) if dy is None else (x, dy)
         return ufunc(*args, out=out, **kwargs)
@@ -103,7 +121,8 @@ def _call(func, ufunc, index, x, dy, bias, out, kwargs):
         elif not out.flags.writeable:
             raise ValueError(f"{func}: out is read-only")
         return _kernels()._bias_call(index, dy is not None, _BIAS_CODES[x.dtype], x, bias, dy, out)
-    shifted = np.add(x, bias)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN in x + bias, silent as in the fused kernel
+        shifted = np.add(x, bias)
     args = (shifted,) if dy is None else (shifted, dy)
     return ufunc(*args, out=out, **kwargs)
 
@@ -184,6 +203,8 @@ def get_config():
         "isa_available": _dispatch.available(),
         "isa_built": _dispatch.built(),
         "openmp": ufuncs._kernels.OPENMP,
+        "build": "parallel (OpenMP)" if ufuncs._kernels.OPENMP else
+                 "SERIAL: built without OpenMP, every call runs on one thread (rebuild with an OpenMP compiler)",
         "num_threads": get_num_threads(),
         "threads_from": _threads.explain(ufuncs._kernels._backoff()),
         "numpy": np.__version__,

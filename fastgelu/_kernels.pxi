@@ -29,14 +29,20 @@ include "_ufuncs.pxi"
 cdef extern from *:
     """
     #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    #include <cpuid.h>
+    /* F16C is read from CPUID leaf 1 (ECX bit 29) rather than __builtin_cpu_supports("f16c"): clang < 15
+       rejects that feature name. It needs no OS state of its own beyond AVX's, which avx2 checks. */
+    static int fastgelu_f16c(void) {
+        unsigned int a, b, c, d;
+        return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+    }
     static int fastgelu_cpu_has(int what) {
         __builtin_cpu_init();
         switch (what) {
-        case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                    && __builtin_cpu_supports("f16c");
+        case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && fastgelu_f16c();
         case 2: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
                     && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-                    && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+                    && __builtin_cpu_supports("fma") && fastgelu_f16c();
         }
         return 0;
     }

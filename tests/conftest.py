@@ -1,26 +1,83 @@
+import os
+import sys
+
 import numpy as np
 import pytest
 
-from fastgelu import _dispatch
+# the hostile-input test files share tests/hostile_common.py; importlib mode puts no test folder on sys.path
+sys.path.insert(0, os.path.dirname(__file__))
+
+from fastgelu import _dispatch  # noqa: E402
+
+# Tests start `python -c ...` / `python -m fastgelu` from the checkout: without this, Python would put the
+# checkout first on sys.path and import the uncompiled source folder instead of the installed package
+# (Python >= 3.11; on 3.10 run the tests against an editable install).
+os.environ.setdefault("PYTHONSAFEPATH", "1")
 
 ISAS = _dispatch.available()
+HUGE_BYTES = 9 << 30  # the > 2**31-element test holds 8.6 GB at once
 
 
 def pytest_addoption(parser):
-    parser.addoption("--skip-huge", action="store_true",
-                     help="skip tests that need ~9 GiB of memory (arrays of more than 2**31 elements)")
+    parser.addoption("--run-huge", action="store_true",
+                     help="also run tests that need ~9 GiB of memory (arrays of more than 2**31 elements)")
+
+
+def available_memory():
+    """Bytes the kernel says a new allocation can get without swapping (None where unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def vendored_openmp():
+    """The OpenMP runtime an auditwheel-repaired wheel carries (renamed, in fastgelu.libs/), or None."""
+    import glob
+
+    import fastgelu
+    libs = os.path.join(os.path.dirname(os.path.dirname(fastgelu.__file__)), "fastgelu.libs")
+    found = glob.glob(os.path.join(libs, "libgomp*"))
+    return found[0] if found else None
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--skip-huge"):
-        skip = pytest.mark.skip(reason="--skip-huge given")
+    vendored = vendored_openmp()
+    if vendored:
+        # A wheel's libgomp has a hashed soname, so PyTorch's own libgomp loads beside it (as with
+        # scikit-learn's wheels): two runtimes, which this test (written for a source build) counts as one.
+        mark = pytest.mark.xfail(strict=True, reason=f"wheel carries its own OpenMP runtime {vendored}")
         for item in items:
-            if "huge" in item.keywords:
-                item.add_marker(skip)
+            if item.originalname == "test_torch_shares_one_openmp_runtime":
+                item.add_marker(mark)
+    if config.getoption("--run-huge"):
+        avail = available_memory()
+        if avail is None or avail >= HUGE_BYTES:
+            return
+        skip = pytest.mark.skip(reason=f"needs ~9 GiB free, this machine has {avail / 2**30:.1f} GiB available")
+    else:
+        skip = pytest.mark.skip(reason="needs ~9 GiB of memory: opt in with `pytest --run-huge`")
+    for item in items:
+        if "huge" in item.keywords:
+            item.add_marker(skip)
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "huge: needs ~9 GiB of memory; skipped with --skip-huge")
+    config.addinivalue_line("markers", "huge: needs ~9 GiB of memory; runs only with --run-huge")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _outside_the_checkout(tmp_path_factory):
+    """Run from an empty folder, so `python -c` subprocesses (which put their folder first on sys.path) import
+    the installed fastgelu, not the checkout's uncompiled source folder."""
+    old = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(old)
 
 
 @pytest.fixture(params=ISAS)

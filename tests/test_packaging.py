@@ -1,0 +1,47 @@
+"""Packaging facts a newcomer relies on: metadata in current form, the README's commands, the test tools."""
+import pathlib
+import re
+import tomllib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PYPROJECT = ROOT / "pyproject.toml"
+pytestmark = pytest.mark.skipif(not PYPROJECT.exists(), reason="needs the source checkout")
+
+
+def _project():
+    return tomllib.loads(PYPROJECT.read_text())
+
+
+def test_license_is_an_spdx_string():
+    # a TOML table here makes setuptools >= 77 warn on every build
+    assert isinstance(_project()["project"]["license"], str)
+
+
+def test_fastgelu_warnings_are_errors_in_tests():
+    assert "error:::fastgelu" in _project()["tool"]["pytest"]["ini_options"]["filterwarnings"]
+
+
+def test_requirements_match_the_test_extra():
+    extra = _project()["project"]["optional-dependencies"]["test"]
+    req = [ln.strip() for ln in (ROOT / "tests" / "requirements.txt").read_text().splitlines()
+           if ln.strip() and not ln.startswith("#")]
+    assert sorted(req) == sorted(extra)
+
+
+def test_readme_opens_with_install_bench_and_test_commands():
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```sh\n(.*?)```", text, re.S).group(1).splitlines()
+    assert len(block) == 2
+    assert "python -m fastgelu bench --quick" in block[0]
+    assert "pytest" in block[1] and "python -m pytest" not in block[1]
+    assert "-e " not in block[1]  # the tests run against the installed package, not a second build
+
+
+def test_cibuildwheel_covers_the_release_platforms():
+    cfg = _project()["tool"]["cibuildwheel"]
+    assert set(cfg["linux"]["archs"]) == {"x86_64", "aarch64"}
+    assert set(cfg["macos"]["archs"]) == {"arm64", "x86_64"}
+    assert cfg["windows"]["archs"] == ["AMD64"]
+    assert "cp310-*" in cfg["build"]
