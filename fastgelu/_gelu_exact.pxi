@@ -263,10 +263,11 @@ cdef extern from *:
 
 cdef enum:
     # a chunk with at most this many inputs beyond |x| = 3 runs the central loop and defers those lanes
-    # (_GxDefer, flushed through the tail piece alone); more go to the vector full path.  randn data: 8% of
-    # chunks hold such inputs, nearly always one or two; at sigma = 3, ~10 of 32.  Measured (Xeon, 256K,
-    # forward/gradient Gelem/s, AVX-512 build, sigma = 3 | uniform(-8, 8)): 8 -> 0.80/0.66 | 0.72/0.64,
-    # 16 -> 0.96/0.73 | 0.74/0.62, 32 -> 0.95/0.88 | 0.61/0.55; sigma = 1 the same for all three.
+    # (_GxDefer); more go to the vector full path.  randn data: 8% of chunks hold such inputs, nearly always
+    # one or two; at sigma = 3, ~10 of 32.  Measured (Xeon, 256K, AVX-512 build, 1 thread, forward/gradient
+    # Gelem/s at sigma = 3): 8 -> 0.80/0.66, 16 -> 0.87/0.67; sigma = 1 unchanged.  Flushing through the tail
+    # piece alone reached 0.96/0.73 but made 3,072 elements in place 1.2x slower (1.44 -> 1.72 us: gcc's
+    # code for the tile loop changed), so the flush keeps the full path.
     _GX_PATCH_MAX = 16
 
 cdef struct _GxDefer:
@@ -303,11 +304,11 @@ cdef inline void _gx_fwd_flush(_GxDefer* p) noexcept nogil:
     cdef int j
     if p.k <= _GX_FLUSH_SCALAR:
         for j in range(p.k):
-            p.y[j][0] = <float>_gx_fwd_tail32(p.x[j])
+            p.y[j][0] = <float>_gx_fwd_full32(p.x[j])
         p.k = 0
         return
     for j in range(_GX_CHUNK):
-        r[j] = <float>_gx_fwd_tail32(p.x[j])
+        r[j] = <float>_gx_fwd_full32(p.x[j])
     for j in range(p.k):
         p.y[j][0] = r[j]
     p.k = 0
@@ -318,11 +319,11 @@ cdef inline void _gx_grad_flush(_GxDefer* p) noexcept nogil:
     cdef int j
     if p.k <= _GX_FLUSH_SCALAR:
         for j in range(p.k):
-            p.y[j][0] = <float>(<double>p.d[j] * _gx_grad_tail32(p.x[j]))
+            p.y[j][0] = <float>(<double>p.d[j] * _gx_grad_full32(p.x[j]))
         p.k = 0
         return
     for j in range(_GX_CHUNK):
-        g[j] = _gx_grad_tail32(p.x[j])
+        g[j] = _gx_grad_full32(p.x[j])
     for j in range(_GX_CHUNK):
         r[j] = <float>(<double>p.d[j] * g[j])
     for j in range(p.k):
