@@ -95,7 +95,8 @@ G1_64 = lambda x: ((Phi(x) - half) / x + phi(x) - 2 * C) / (x * x)
 sq = lambda x: x * x
 
 A0_32, HI_32 = 3.0, 15.0            # float32: central |x| <= 3, tail clamp 15 (GELU and grad are 0 there)
-B1, B2, B3, HI_64 = 1.0, 2.0, 4.0, 40.0   # float64 pieces: central, [1,2], [2,4], tail; clamp 40
+B1, B3, HI_64 = 1.0, 4.0, 40.0   # float64 pieces: central, [1,4] (one polynomial: one Horner chain
+                                 # instead of two pieces' chains per lane), tail; clamp 40
 
 # (name, variable of the Horner polynomial, function, weight, lo, hi, degree, note)
 FITS = [
@@ -111,14 +112,10 @@ FITS = [
      "float64 central |x| <= 1: Phi(x) = 1/2 + C*x + x*s*P(s), C = 1/sqrt(2pi) in double-double"),
     ("G64", "s", G1_64, lambda x: x ** 3 / gmax(x), sq, 1e-3, B1, 10,
      "float64 central |x| <= 1: GELU'(x) = 1/2 + 2C*x + x*s*G(s)"),
-    ("T64a", "d", T_a, lambda a: 1 / T_a(a), lambda a: a - mp.mpf(1.5), B1, B2, 14,
-     "float64 a in [1, 2], d = a - 1.5 (exact, Sterbenz): a*Phi(-a) = exp(-a^2/2)*T(d)"),
-    ("D64a", "d", D_a, lambda a: 1 / gmax(a) * mp.exp(-a * a / 2), lambda a: a - mp.mpf(1.5), B1, B2, 14,
-     "float64 a in [1, 2]: Phi(-a) - a*phi(a) = exp(-a^2/2)*D(d)"),
-    ("T64b", "d", T_a, lambda a: 1 / T_a(a), lambda a: a - 3, B2, B3, 17,
-     "float64 a in [2, 4], d = a - 3 (exact)"),
-    ("D64b", "d", D_a, lambda a: 1 / gmax(a) * mp.exp(-a * a / 2), lambda a: a - 3, B2, B3, 17,
-     "float64 a in [2, 4]"),
+    ("T64m", "d", T_a, lambda a: 1 / T_a(a), lambda a: a - mp.mpf(2.5), B1, B3, 22,
+     "float64 a in [1, 4], d = a - 2.5 (exact): a*Phi(-a) = exp(-a^2/2)*T(d)"),
+    ("D64m", "d", D_a, lambda a: 1 / gmax(a) * mp.exp(-a * a / 2), lambda a: a - mp.mpf(2.5), B1, B3, 22,
+     "float64 a in [1, 4]: Phi(-a) - a*phi(a) = exp(-a^2/2)*D(d)"),
     ("T64t", "w", T_w, lambda w: 1 / T_w(w), lambda w: w, mp.mpf(1) / HI_64 ** 2, mp.mpf(1) / B3 ** 2, 23,
      "float64 tail a in [4, 40], w = 1/a^2"),
     ("U64t", "w", U_w, lambda w: 1 / U_w(w), lambda w: w, mp.mpf(1) / HI_64 ** 2, mp.mpf(1) / B3 ** 2, 20,
