@@ -173,24 +173,40 @@ cdef inline double _gx_exp_half_sq(double x) noexcept nogil:
     cdef dd_t s = two_prod(x, x)
     return exp_dd_scaled(-0.5 * s.hi, -0.5 * s.lo, 64.0)
 
-cdef inline double _gx_fwd64_far(double x, double t) noexcept nogil:
-    """GELU for |x| > 1 given t = T(|x|): x - E*T for x > 0, -E*T for x < 0 (x = +-inf: x or -0.0)."""
-    cdef double v = (_gx_exp_half_sq(x) * t) * GX_SCALE_DN
+cdef inline double _gx_exp_half_sq_mid(double x) noexcept nogil:
+    """exp(-x^2/2) for |x| <= 4 only (or NaN): a normal result, no clamp or scaling needed."""
+    cdef dd_t s = two_prod(x, x)
+    return exp_dd_normal(-0.5 * s.hi, -0.5 * s.lo)
+
+cdef inline double _gx_fwd64_far(double x, double t, double e) noexcept nogil:
+    """GELU for |x| > 1 given t = T(|x|) and e*GX_SCALE_DN = exp(-x^2/2) (e from _gx_exp_half_sq), or e
+    = exp(-x^2/2) from _gx_exp_half_sq_mid and the scale 1.0 (folded away): x - E*T for x > 0, -E*T for
+    x < 0 (x = +-inf: x or -0.0)."""
+    cdef double v = (e * t) * GX_SCALE_DN
     return sel(x < 0, -v, x - v)
 
-cdef inline double _gx_grad64_far(double x, double d) noexcept nogil:
-    """GELU' (dy = 1) for |x| > 1 given d = D(|x|): 1 - E*D for x > 0, E*D for x < 0."""
-    cdef double g = (_gx_exp_half_sq(x) * d) * GX_SCALE_DN      # Phi(-a) - a*phi(a)
+cdef inline double _gx_fwd64_far_mid(double x, double t, double e) noexcept nogil:
+    cdef double v = e * t
+    return sel(x < 0, -v, x - v)
+
+cdef inline double _gx_grad64_far(double x, double d, double e) noexcept nogil:
+    """GELU' (dy = 1) for |x| > 1 given d = D(|x|), e as for _gx_fwd64_far: 1 - E*D for x > 0, E*D for
+    x < 0."""
+    cdef double g = (e * d) * GX_SCALE_DN      # Phi(-a) - a*phi(a)
+    return sel(x < 0, g, 1.0 - g)
+
+cdef inline double _gx_grad64_far_mid(double x, double d, double e) noexcept nogil:
+    cdef double g = e * d
     return sel(x < 0, g, 1.0 - g)
 
 cdef inline double _gx_fwd64(double x) noexcept nogil:
     cdef double t = _gx_T64_tail(x, _gx_T64m(fabs(x) - 2.5))
-    return sel(fabs(x) <= 1.0, _gx_fwd64_central(x), _gx_fwd64_far(x, t))
+    return sel(fabs(x) <= 1.0, _gx_fwd64_central(x), _gx_fwd64_far(x, t, _gx_exp_half_sq(x)))
 
 cdef inline double _gx_grad64(double x) noexcept nogil:
     """Gradient with dy = 1; the caller multiplies by dy."""
     cdef double d = _gx_D64_tail(x, _gx_D64m(fabs(x) - 2.5))
-    return sel(fabs(x) <= 1.0, _gx_grad64_central(x), _gx_grad64_far(x, d))
+    return sel(fabs(x) <= 1.0, _gx_grad64_central(x), _gx_grad64_far(x, d, _gx_exp_half_sq(x)))
 
 cdef inline int _gx_pieces64(const double* x) noexcept nogil:
     """Which float64 pieces a chunk needs: bit 0 some |x| > 1, bit 1 some |x| > 4 (NaN: neither)."""
@@ -216,8 +232,13 @@ cdef inline void _gx_fwd64_chunk(const double* x, double* y) noexcept nogil:
     if pieces & 2:
         for j in range(_GX_CHUNK):
             tb[j] = _gx_T64_tail(x[j], tb[j])
-    for j in range(_GX_CHUNK):
-        y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]), _gx_fwd64_far(x[j], tb[j]))
+        for j in range(_GX_CHUNK):
+            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
+                       _gx_fwd64_far(x[j], tb[j], _gx_exp_half_sq(x[j])))
+    else:
+        for j in range(_GX_CHUNK):
+            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
+                       _gx_fwd64_far_mid(x[j], tb[j], _gx_exp_half_sq_mid(x[j])))
 
 cdef inline void _gx_grad64_chunk(const double* x, double* g) noexcept nogil:
     """g = GELU'(x) (dy = 1) for one chunk, the same way as _gx_fwd64_chunk."""
@@ -232,8 +253,13 @@ cdef inline void _gx_grad64_chunk(const double* x, double* g) noexcept nogil:
     if pieces & 2:
         for j in range(_GX_CHUNK):
             g[j] = _gx_D64_tail(x[j], g[j])
-    for j in range(_GX_CHUNK):
-        g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]), _gx_grad64_far(x[j], g[j]))
+        for j in range(_GX_CHUNK):
+            g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
+                       _gx_grad64_far(x[j], g[j], _gx_exp_half_sq(x[j])))
+    else:
+        for j in range(_GX_CHUNK):
+            g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
+                       _gx_grad64_far_mid(x[j], g[j], _gx_exp_half_sq_mid(x[j])))
 
 
 # ------------------------------------------------------------------------------------- interface
