@@ -208,60 +208,6 @@ cdef inline double _gx_grad64(double x) noexcept nogil:
     cdef double d = _gx_D64_tail(x, _gx_D64m(fabs(x) - 2.5))
     return sel(fabs(x) <= 1.0, _gx_grad64_central(x), _gx_grad64_far(x, d, _gx_exp_half_sq(x)))
 
-cdef inline int _gx_pieces64(const double* x) noexcept nogil:
-    """Which float64 pieces a chunk needs: bit 0 some |x| > 1, bit 1 some |x| > 4 (NaN: neither)."""
-    cdef int far = 0, tail = 0
-    cdef int j
-    for j in range(_GX_CHUNK):
-        far |= fabs(x[j]) > 1.0
-        tail |= fabs(x[j]) > 4.0
-    return far | (tail << 1)
-
-cdef inline void _gx_fwd64_chunk(const double* x, double* y) noexcept nogil:
-    # every loop is branch-free and vectorized; only whole loops are skipped.  randn sigma=1: about 1 chunk
-    # in 500 has an input beyond 4, so the tail's division and degree-23 polynomial are nearly never run
-    cdef double tb[_GX_CHUNK]
-    cdef int j
-    cdef int pieces = _gx_pieces64(x)
-    if pieces == 0:
-        for j in range(_GX_CHUNK):
-            y[j] = _gx_fwd64_central(x[j])
-        return
-    for j in range(_GX_CHUNK):
-        tb[j] = _gx_T64m(fabs(x[j]) - 2.5)
-    if pieces & 2:
-        for j in range(_GX_CHUNK):
-            tb[j] = _gx_T64_tail(x[j], tb[j])
-        for j in range(_GX_CHUNK):
-            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
-                       _gx_fwd64_far(x[j], tb[j], _gx_exp_half_sq(x[j])))
-    else:
-        for j in range(_GX_CHUNK):
-            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
-                       _gx_fwd64_far_mid(x[j], tb[j], _gx_exp_half_sq_mid(x[j])))
-
-cdef inline void _gx_grad64_chunk(const double* x, double* g) noexcept nogil:
-    """g = GELU'(x) (dy = 1) for one chunk, the same way as _gx_fwd64_chunk."""
-    cdef int j
-    cdef int pieces = _gx_pieces64(x)
-    if pieces == 0:
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_grad64_central(x[j])
-        return
-    for j in range(_GX_CHUNK):
-        g[j] = _gx_D64m(fabs(x[j]) - 2.5)
-    if pieces & 2:
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_D64_tail(x[j], g[j])
-        for j in range(_GX_CHUNK):
-            g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
-                       _gx_grad64_far(x[j], g[j], _gx_exp_half_sq(x[j])))
-    else:
-        for j in range(_GX_CHUNK):
-            g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
-                       _gx_grad64_far_mid(x[j], g[j], _gx_exp_half_sq_mid(x[j])))
-
-
 # ------------------------------------------------------------------------------------- interface
 cdef inline real gelu_none(real x) noexcept nogil:
     if real is float:
@@ -323,10 +269,47 @@ cdef extern from *:
         return m;
     }
     #endif
+    /* the same for 32 doubles and a limit: bit j set when |x[j]| > lim (NaN: not set) */
+    #if defined(__AVX512F__)
+    static inline unsigned int fg_far_mask64(const double* x, double lim) {
+        const __m512d l = _mm512_set1_pd(lim);
+        unsigned int m = 0;
+        for (int k = 0; k < 4; k++)
+            m |= (unsigned int)_mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_loadu_pd(x + 8 * k)), l, _CMP_GT_OQ)
+                 << (8 * k);
+        return m;
+    }
+    #elif defined(__AVX__)
+    static inline unsigned int fg_far_mask64(const double* x, double lim) {
+        const __m256d l = _mm256_set1_pd(lim), sign = _mm256_set1_pd(-0.0);
+        unsigned int m = 0;
+        for (int k = 0; k < 8; k++)
+            m |= (unsigned int)_mm256_movemask_pd(
+                _mm256_cmp_pd(_mm256_andnot_pd(sign, _mm256_loadu_pd(x + 4 * k)), l, _CMP_GT_OQ)) << (4 * k);
+        return m;
+    }
+    #elif defined(__SSE2__)
+    static inline unsigned int fg_far_mask64(const double* x, double lim) {
+        const __m128d l = _mm_set1_pd(lim), sign = _mm_set1_pd(-0.0);
+        unsigned int m = 0;
+        for (int k = 0; k < 16; k++)
+            m |= (unsigned int)_mm_movemask_pd(_mm_cmpgt_pd(_mm_andnot_pd(sign, _mm_loadu_pd(x + 2 * k)), l))
+                 << (2 * k);
+        return m;
+    }
+    #else
+    static inline unsigned int fg_far_mask64(const double* x, double lim) {
+        unsigned int m = 0;
+        for (unsigned int j = 0; j < 32; j++)
+            m |= (unsigned int)((x[j] > lim) | (x[j] < -lim)) << j;
+        return m;
+    }
+    #endif
     """
     int fg_ctz32(unsigned int m) noexcept nogil
     int fg_popcount32(unsigned int m) noexcept nogil
     unsigned int _gx_far_mask "fg_far_mask32"(const float* x) noexcept nogil
+    unsigned int _gx_far_mask64 "fg_far_mask64"(const double* x, double lim) noexcept nogil
 
 cdef enum:
     # a chunk with at most this many inputs beyond |x| = 3 runs the central loop and defers those lanes
@@ -394,7 +377,134 @@ cdef inline void _gx_grad_flush(_GxDefer* p) noexcept nogil:
         p.y[j][0] = r[j]
     p.k = 0
 
-cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p) noexcept nogil:
+# ---- float64 chunks.  Every loop is branch-free and vectorized; only whole loops are skipped, by the
+# pieces a chunk holds.  With few inputs beyond |x| = 1 (randn sigma=1: ~10 of 32) the chunk runs the
+# central loop alone and defers those lanes (_GxDefer64) to a batch of 32 that runs the far loops without
+# the central piece; otherwise every lane evaluates central and far and selects.  The tail piece (|x| > 4;
+# a division and a degree-23 polynomial) and the clamped, scaled exp run only in chunks holding such an
+# input (randn sigma=1: 1 chunk or batch in ~200).
+cdef inline void _gx_fwd64_far_chunk(const double* x, double* y, bint central) noexcept nogil:
+    """y = GELU(x) for 32 inputs with some |x| > 1; central=False: for inputs |x| > 1 only (else y is
+    garbage).  `central` is a constant at each call, so the untaken loops are dropped."""
+    cdef double tb[_GX_CHUNK]
+    cdef int j
+    for j in range(_GX_CHUNK):
+        tb[j] = _gx_T64m(fabs(x[j]) - 2.5)
+    if _gx_far_mask64(x, 4.0):
+        for j in range(_GX_CHUNK):
+            tb[j] = _gx_T64_tail(x[j], tb[j])
+        if central:
+            for j in range(_GX_CHUNK):
+                y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
+                           _gx_fwd64_far(x[j], tb[j], _gx_exp_half_sq(x[j])))
+        else:
+            for j in range(_GX_CHUNK):
+                y[j] = _gx_fwd64_far(x[j], tb[j], _gx_exp_half_sq(x[j]))
+    elif central:
+        for j in range(_GX_CHUNK):
+            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
+                       _gx_fwd64_far_mid(x[j], tb[j], _gx_exp_half_sq_mid(x[j])))
+    else:
+        for j in range(_GX_CHUNK):
+            y[j] = _gx_fwd64_far_mid(x[j], tb[j], _gx_exp_half_sq_mid(x[j]))
+
+cdef inline void _gx_grad64_far_chunk(const double* x, double* g, bint central) noexcept nogil:
+    """g = GELU'(x) (dy = 1), as _gx_fwd64_far_chunk."""
+    cdef int j
+    for j in range(_GX_CHUNK):
+        g[j] = _gx_D64m(fabs(x[j]) - 2.5)
+    if _gx_far_mask64(x, 4.0):
+        for j in range(_GX_CHUNK):
+            g[j] = _gx_D64_tail(x[j], g[j])
+        if central:
+            for j in range(_GX_CHUNK):
+                g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
+                           _gx_grad64_far(x[j], g[j], _gx_exp_half_sq(x[j])))
+        else:
+            for j in range(_GX_CHUNK):
+                g[j] = _gx_grad64_far(x[j], g[j], _gx_exp_half_sq(x[j]))
+    elif central:
+        for j in range(_GX_CHUNK):
+            g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
+                       _gx_grad64_far_mid(x[j], g[j], _gx_exp_half_sq_mid(x[j])))
+    else:
+        for j in range(_GX_CHUNK):
+            g[j] = _gx_grad64_far_mid(x[j], g[j], _gx_exp_half_sq_mid(x[j]))
+
+cdef enum:
+    # a float64 chunk with at most this many inputs beyond |x| = 1 defers them (measured: see the report
+    # of tools/speed_table.py; a deferred lane costs ~1/32 of a far batch plus ~10 scalar operations)
+    _GX_DEFER64_MAX = 16
+
+cdef struct _GxDefer64:
+    # float64 inputs beyond |x| = 1 met in chunks that are mostly central, as _GxDefer for float32
+    int k
+    double x[_GX_CHUNK]
+    double d[_GX_CHUNK]
+    double* y[_GX_CHUNK]
+
+cdef inline void _gx_defer64_init(_GxDefer64* p) noexcept nogil:
+    cdef int j
+    p.k = 0
+    for j in range(_GX_CHUNK):
+        p.x[j] = 2.0                              # a far input: unused lanes of a batch stay harmless
+        p.d[j] = 0
+
+cdef inline void _gx_fwd64_flush(_GxDefer64* p) noexcept nogil:
+    cdef double r[_GX_CHUNK]
+    cdef int j
+    _gx_fwd64_far_chunk(p.x, r, False)
+    for j in range(p.k):
+        p.y[j][0] = r[j]
+    p.k = 0
+
+cdef inline void _gx_grad64_flush(_GxDefer64* p) noexcept nogil:
+    cdef double g[_GX_CHUNK]
+    cdef int j
+    _gx_grad64_far_chunk(p.x, g, False)
+    for j in range(p.k):
+        p.y[j][0] = p.d[j] * g[j]
+    p.k = 0
+
+cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noexcept nogil:
+    cdef int j
+    cdef unsigned int far = _gx_far_mask64(x, 1.0)
+    if fg_popcount32(far) > _GX_DEFER64_MAX:
+        _gx_fwd64_far_chunk(x, y, True)
+        return
+    for j in range(_GX_CHUNK):
+        y[j] = _gx_fwd64_central(x[j])
+    while far:
+        j = fg_ctz32(far)
+        q.x[q.k] = x[j]
+        q.y[q.k] = y + j
+        q.k += 1
+        if q.k == _GX_CHUNK:
+            _gx_fwd64_flush(q)
+        far &= far - 1
+
+cdef inline void _gx_grad64_chunk(const double* x, const double* d, double* y, _GxDefer64* q) noexcept nogil:
+    cdef double gb[_GX_CHUNK]
+    cdef int j
+    cdef unsigned int far = _gx_far_mask64(x, 1.0)
+    if fg_popcount32(far) > _GX_DEFER64_MAX:
+        _gx_grad64_far_chunk(x, gb, True)
+        for j in range(_GX_CHUNK):
+            y[j] = d[j] * gb[j]
+        return
+    for j in range(_GX_CHUNK):
+        y[j] = d[j] * _gx_grad64_central(x[j])
+    while far:
+        j = fg_ctz32(far)
+        q.x[q.k] = x[j]
+        q.d[q.k] = d[j]
+        q.y[q.k] = y + j
+        q.k += 1
+        if q.k == _GX_CHUNK:
+            _gx_grad64_flush(q)
+        far &= far - 1
+
+cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p, _GxDefer64* q) noexcept nogil:
     cdef int j
     cdef unsigned int far
     if real is float:
@@ -411,9 +521,10 @@ cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p) noexcept no
             for j in range(_GX_CHUNK):
                 y[j] = <float>_gx_fwd_full32(xb[j])
     else:
-        _gx_fwd64_chunk(xb, y)
+        _gx_fwd64_chunk(xb, y, q)
 
-cdef inline void _gx_grad_chunk(const real* xb, const real* db, real* y, _GxDefer* p) noexcept nogil:
+cdef inline void _gx_grad_chunk(const real* xb, const real* db, real* y, _GxDefer* p,
+                                _GxDefer64* q) noexcept nogil:
     # the full path goes through a local buffer and is multiplied by dy in a second loop: a select that
     # feeds a multiply can be threaded into a branch (see the style note above)
     cdef double gb[_GX_CHUNK]
@@ -435,9 +546,7 @@ cdef inline void _gx_grad_chunk(const real* xb, const real* db, real* y, _GxDefe
             for j in range(_GX_CHUNK):
                 y[j] = <float>(<double>db[j] * gb[j])
     else:
-        _gx_grad64_chunk(xb, gb)
-        for j in range(_GX_CHUNK):
-            y[j] = db[j] * gb[j]
+        _gx_grad64_chunk(xb, db, y, q)
 
 cdef inline bint _gx_apart(const real* a, real* y, Py_ssize_t n) noexcept nogil:
     # no shared memory: chunks are computed straight from the input.  Otherwise (in place, or a shifted
@@ -455,13 +564,17 @@ cdef inline void gelu_none_block(const real* x, real* y, Py_ssize_t n) noexcept 
     cdef real xb[_GX_CHUNK]
     cdef real yb[_GX_CHUNK]
     cdef _GxDefer p
+    cdef _GxDefer64 q
     cdef Py_ssize_t i = 0, j, m
     cdef real tile[_GX_TILE]
     cdef Py_ssize_t t
-    _gx_defer_init(&p)
+    if real is float:
+        _gx_defer_init(&p)
+    else:
+        _gx_defer64_init(&q)
     if _gx_apart(x, y, n):
         while i + _GX_CHUNK <= n:
-            _gx_fwd_chunk(x + i, y + i, &p)
+            _gx_fwd_chunk(x + i, y + i, &p, &q)
             i += _GX_CHUNK
     while i + _GX_CHUNK <= n:                     # otherwise whole chunks through a local copy, a tile at a time
         m = _gx_tile_len(n - i)
@@ -469,17 +582,20 @@ cdef inline void gelu_none_block(const real* x, real* y, Py_ssize_t n) noexcept 
             tile[j] = x[i + j]
         t = 0
         while t < m:
-            _gx_fwd_chunk(tile + t, y + i + t, &p)
+            _gx_fwd_chunk(tile + t, y + i + t, &p, &q)
             t += _GX_CHUNK
         i += m
     m = n - i
     if m:                                         # ragged end: padded chunk, copied back once complete
         for j in range(_GX_CHUNK):
             xb[j] = x[i + j] if j < m else 0
-        _gx_fwd_chunk(xb, yb, &p)
+        _gx_fwd_chunk(xb, yb, &p, &q)
     if real is float:
         if p.k:
             _gx_fwd_flush(&p)
+    else:
+        if q.k:
+            _gx_fwd64_flush(&q)
     for j in range(m):
         y[i + j] = yb[j]
 
@@ -488,14 +604,18 @@ cdef inline void gelu_none_grad_block(const real* x, const real* dy, real* y, Py
     cdef real db[_GX_CHUNK]
     cdef real yb[_GX_CHUNK]
     cdef _GxDefer p
+    cdef _GxDefer64 q
     cdef Py_ssize_t i = 0, j, m
     cdef real tile[_GX_TILE]
     cdef real dtile[_GX_TILE]
     cdef Py_ssize_t t
-    _gx_defer_init(&p)
+    if real is float:
+        _gx_defer_init(&p)
+    else:
+        _gx_defer64_init(&q)
     if _gx_apart(x, y, n) and _gx_apart(dy, y, n):
         while i + _GX_CHUNK <= n:
-            _gx_grad_chunk(x + i, dy + i, y + i, &p)
+            _gx_grad_chunk(x + i, dy + i, y + i, &p, &q)
             i += _GX_CHUNK
     while i + _GX_CHUNK <= n:
         m = _gx_tile_len(n - i)
@@ -504,7 +624,7 @@ cdef inline void gelu_none_grad_block(const real* x, const real* dy, real* y, Py
             dtile[j] = dy[i + j]
         t = 0
         while t < m:
-            _gx_grad_chunk(tile + t, dtile + t, y + i + t, &p)
+            _gx_grad_chunk(tile + t, dtile + t, y + i + t, &p, &q)
             t += _GX_CHUNK
         i += m
     m = n - i
@@ -512,9 +632,12 @@ cdef inline void gelu_none_grad_block(const real* x, const real* dy, real* y, Py
         for j in range(_GX_CHUNK):
             xb[j] = x[i + j] if j < m else 0
             db[j] = dy[i + j] if j < m else 0
-        _gx_grad_chunk(xb, db, yb, &p)
+        _gx_grad_chunk(xb, db, yb, &p, &q)
     if real is float:
         if p.k:
             _gx_grad_flush(&p)
+    else:
+        if q.k:
+            _gx_grad64_flush(&q)
     for j in range(m):
         y[i + j] = yb[j]
