@@ -158,13 +158,20 @@ cdef inline double _gx_grad64_central(double x) noexcept nogil:
 # restores the FP flags).
 cdef inline double _gx_T64_tail(double x, double t) noexcept nogil:
     """t (the middle piece's T) where |x| <= 4, the tail's T beyond."""
-    return sel(fabs(x) <= 4.0, t, _gx_T64t(1.0 / (x * x)))
+    return sel(fabs(x) <= 4.0, t, _gx_T64t_of(x))
 
 cdef inline double _gx_D64_tail(double x, double d) noexcept nogil:
-    """d where |x| <= 4, the tail's D beyond; 0 for x = +-inf (exp gives 0 there, and -a*U = -inf)."""
+    """d where |x| <= 4, the tail's D beyond."""
+    return sel(fabs(x) <= 4.0, d, _gx_D64t_of(x))
+
+cdef inline double _gx_T64t_of(double x) noexcept nogil:
+    """The tail's T for |x| >= 4 (x = +-inf: T(0) = C, harmless since exp gives 0)."""
+    return _gx_T64t(1.0 / (x * x))
+
+cdef inline double _gx_D64t_of(double x) noexcept nogil:
+    """The tail's D for |x| >= 4; 0 for x = +-inf (exp gives 0 there, and -a*U = -inf)."""
     cdef double a = fabs(x)
-    cdef double dt = sel(a == INFINITY, 0.0, -a * _gx_U64t(1.0 / (x * x)))
-    return sel(a <= 4.0, d, dt)
+    return sel(a == INFINITY, 0.0, -a * _gx_U64t(1.0 / (x * x)))
 
 cdef inline double _gx_exp_half_sq(double x) noexcept nogil:
     """exp(-x^2/2) * 2^64 with x^2 exact (hi + lo; lo is NaN once hi = inf: exp_dd drops it).  The 2^64
@@ -377,132 +384,153 @@ cdef inline void _gx_grad_flush(_GxDefer* p) noexcept nogil:
         p.y[j][0] = r[j]
     p.k = 0
 
-# ---- float64 chunks.  Every loop is branch-free and vectorized; only whole loops are skipped, by the
-# pieces a chunk holds.  With few inputs beyond |x| = 1 (randn sigma=1: ~10 of 32) the chunk runs the
-# central loop alone and defers those lanes (_GxDefer64) to a batch of 32 that runs the far loops without
-# the central piece; otherwise every lane evaluates central and far and selects.  The tail piece (|x| > 4;
-# a division and a degree-23 polynomial) and the clamped, scaled exp run only in chunks holding such an
-# input (randn sigma=1: 1 chunk or batch in ~200).
-cdef inline void _gx_fwd64_far_chunk(const double* x, double* y, bint central) noexcept nogil:
-    """y = GELU(x) for 32 inputs with some |x| > 1; central=False: for inputs |x| > 1 only (else y is
-    garbage).  `central` is a constant at each call, so the untaken loops are dropped."""
-    cdef double tb[_GX_CHUNK]
-    cdef int j
-    for j in range(_GX_CHUNK):
-        tb[j] = _gx_T64m(fabs(x[j]) - 2.5)
-    if _gx_far_mask64(x, 4.0):
-        for j in range(_GX_CHUNK):
-            tb[j] = _gx_T64_tail(x[j], tb[j])
-        if central:
-            for j in range(_GX_CHUNK):
-                y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
-                           _gx_fwd64_far(x[j], tb[j], _gx_exp_half_sq(x[j])))
-        else:
-            for j in range(_GX_CHUNK):
-                y[j] = _gx_fwd64_far(x[j], tb[j], _gx_exp_half_sq(x[j]))
-    elif central:
-        for j in range(_GX_CHUNK):
-            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
-                       _gx_fwd64_far_mid(x[j], tb[j], _gx_exp_half_sq_mid(x[j])))
-    else:
-        for j in range(_GX_CHUNK):
-            y[j] = _gx_fwd64_far_mid(x[j], tb[j], _gx_exp_half_sq_mid(x[j]))
-
-cdef inline void _gx_grad64_far_chunk(const double* x, double* g, bint central) noexcept nogil:
-    """g = GELU'(x) (dy = 1), as _gx_fwd64_far_chunk."""
-    cdef int j
-    for j in range(_GX_CHUNK):
-        g[j] = _gx_D64m(fabs(x[j]) - 2.5)
-    if _gx_far_mask64(x, 4.0):
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_D64_tail(x[j], g[j])
-        if central:
-            for j in range(_GX_CHUNK):
-                g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
-                           _gx_grad64_far(x[j], g[j], _gx_exp_half_sq(x[j])))
-        else:
-            for j in range(_GX_CHUNK):
-                g[j] = _gx_grad64_far(x[j], g[j], _gx_exp_half_sq(x[j]))
-    elif central:
-        for j in range(_GX_CHUNK):
-            g[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
-                       _gx_grad64_far_mid(x[j], g[j], _gx_exp_half_sq_mid(x[j])))
-    else:
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_grad64_far_mid(x[j], g[j], _gx_exp_half_sq_mid(x[j]))
-
-cdef enum:
-    # a float64 chunk with at most this many inputs beyond |x| = 1 defers them (measured: see the report
-    # of tools/speed_table.py; a deferred lane costs ~1/32 of a far batch plus ~10 scalar operations)
-    _GX_DEFER64_MAX = 16
-
+# ---- float64 chunks.  A chunk runs the central loop (no exp) for all 32 lanes; its inputs beyond |x| = 1
+# are then queued by piece (_GxDefer64: middle 1 < |x| <= 4, tail |x| > 4) and computed 32 at a time by
+# that piece's loop alone, which overwrites their central results.  Every loop is branch-free and
+# vectorized; a queued lane costs ~8 scalar operations, far less than evaluating every piece for every
+# lane and selecting (randn sigma=3 holds all pieces in every chunk).  Only the tail batches pay for the
+# division, the degree-23 polynomial and the clamped, scaled exp.
 cdef struct _GxDefer64:
-    # float64 inputs beyond |x| = 1 met in chunks that are mostly central, as _GxDefer for float32
-    int k
-    double x[_GX_CHUNK]
-    double d[_GX_CHUNK]
-    double* y[_GX_CHUNK]
+    int km, kt                                    # lanes queued: middle, tail
+    double xm[_GX_CHUNK]
+    double dm[_GX_CHUNK]
+    double* ym[_GX_CHUNK]
+    double xt[_GX_CHUNK]
+    double dt[_GX_CHUNK]
+    double* yt[_GX_CHUNK]
 
-cdef inline void _gx_defer64_init(_GxDefer64* p) noexcept nogil:
+cdef inline void _gx_defer64_init(_GxDefer64* q) noexcept nogil:
     cdef int j
-    p.k = 0
-    for j in range(_GX_CHUNK):
-        p.x[j] = 2.0                              # a far input: unused lanes of a batch stay harmless
-        p.d[j] = 0
+    q.km = 0
+    q.kt = 0
+    for j in range(_GX_CHUNK):                    # unused lanes of a batch hold inputs of its piece
+        q.xm[j] = 2.0
+        q.xt[j] = 5.0
+        q.dm[j] = 0
+        q.dt[j] = 0
 
-cdef inline void _gx_fwd64_flush(_GxDefer64* p) noexcept nogil:
+cdef inline void _gx_fwd64_flush_mid(_GxDefer64* q) noexcept nogil:
     cdef double r[_GX_CHUNK]
     cdef int j
-    _gx_fwd64_far_chunk(p.x, r, False)
-    for j in range(p.k):
-        p.y[j][0] = r[j]
-    p.k = 0
+    for j in range(_GX_CHUNK):
+        r[j] = _gx_fwd64_far_mid(q.xm[j], _gx_T64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_mid(q.xm[j]))
+    for j in range(q.km):
+        q.ym[j][0] = r[j]
+    q.km = 0
 
-cdef inline void _gx_grad64_flush(_GxDefer64* p) noexcept nogil:
+cdef inline void _gx_fwd64_flush_tail(_GxDefer64* q) noexcept nogil:
+    cdef double r[_GX_CHUNK]
+    cdef int j
+    for j in range(_GX_CHUNK):
+        r[j] = _gx_fwd64_far(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
+    for j in range(q.kt):
+        q.yt[j][0] = r[j]
+    q.kt = 0
+
+cdef inline void _gx_grad64_flush_mid(_GxDefer64* q) noexcept nogil:
     cdef double g[_GX_CHUNK]
     cdef int j
-    _gx_grad64_far_chunk(p.x, g, False)
-    for j in range(p.k):
-        p.y[j][0] = p.d[j] * g[j]
-    p.k = 0
+    for j in range(_GX_CHUNK):
+        g[j] = _gx_grad64_far_mid(q.xm[j], _gx_D64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_mid(q.xm[j]))
+    for j in range(q.km):
+        q.ym[j][0] = q.dm[j] * g[j]
+    q.km = 0
+
+cdef inline void _gx_grad64_flush_tail(_GxDefer64* q) noexcept nogil:
+    cdef double g[_GX_CHUNK]
+    cdef int j
+    for j in range(_GX_CHUNK):
+        g[j] = _gx_grad64_far(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
+    for j in range(q.kt):
+        q.yt[j][0] = q.dt[j] * g[j]
+    q.kt = 0
+
+cdef inline void _gx_defer64(_GxDefer64* q, const double* x, const double* d, double* y, unsigned int mid,
+                             unsigned int tail, bint grad) noexcept nogil:
+    """Queue lanes (bit masks) of the middle and the tail piece, flushing full batches.  The counts live
+    in locals: through q, every store would reload them."""
+    cdef int j, k
+    k = q.km
+    while mid:
+        j = fg_ctz32(mid)
+        q.xm[k] = x[j]
+        if grad:
+            q.dm[k] = d[j]
+        q.ym[k] = y + j
+        k += 1
+        if k == _GX_CHUNK:
+            q.km = k
+            if grad:
+                _gx_grad64_flush_mid(q)
+            else:
+                _gx_fwd64_flush_mid(q)
+            k = 0
+        mid &= mid - 1
+    q.km = k
+    k = q.kt
+    while tail:
+        j = fg_ctz32(tail)
+        q.xt[k] = x[j]
+        if grad:
+            q.dt[k] = d[j]
+        q.yt[k] = y + j
+        k += 1
+        if k == _GX_CHUNK:
+            q.kt = k
+            if grad:
+                _gx_grad64_flush_tail(q)
+            else:
+                _gx_fwd64_flush_tail(q)
+            k = 0
+        tail &= tail - 1
+    q.kt = k
+
+cdef enum:
+    # a chunk without tail inputs and more than this many middle ones evaluates central and middle for
+    # every lane and selects (AVX-512: 2.0 ns/input) rather than queueing them (~2.3 ns per queued lane
+    # on top of the central loop's 0.6 ns/input)
+    _GX_QUEUE64_MAX = 20
 
 cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noexcept nogil:
     cdef int j
+    cdef unsigned int tail = _gx_far_mask64(x, 4.0)
     cdef unsigned int far = _gx_far_mask64(x, 1.0)
-    if fg_popcount32(far) > _GX_DEFER64_MAX:
-        _gx_fwd64_far_chunk(x, y, True)
+    if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
+        for j in range(_GX_CHUNK):
+            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
+                       _gx_fwd64_far_mid(x[j], _gx_T64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_mid(x[j])))
         return
     for j in range(_GX_CHUNK):
         y[j] = _gx_fwd64_central(x[j])
-    while far:
-        j = fg_ctz32(far)
-        q.x[q.k] = x[j]
-        q.y[q.k] = y + j
-        q.k += 1
-        if q.k == _GX_CHUNK:
-            _gx_fwd64_flush(q)
-        far &= far - 1
+    _gx_defer64(q, x, NULL, y, far & ~tail, tail, False)
 
 cdef inline void _gx_grad64_chunk(const double* x, const double* d, double* y, _GxDefer64* q) noexcept nogil:
     cdef double gb[_GX_CHUNK]
     cdef int j
+    cdef unsigned int tail = _gx_far_mask64(x, 4.0)
     cdef unsigned int far = _gx_far_mask64(x, 1.0)
-    if fg_popcount32(far) > _GX_DEFER64_MAX:
-        _gx_grad64_far_chunk(x, gb, True)
+    if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
+        for j in range(_GX_CHUNK):
+            gb[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
+                        _gx_grad64_far_mid(x[j], _gx_D64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_mid(x[j])))
         for j in range(_GX_CHUNK):
             y[j] = d[j] * gb[j]
         return
     for j in range(_GX_CHUNK):
         y[j] = d[j] * _gx_grad64_central(x[j])
-    while far:
-        j = fg_ctz32(far)
-        q.x[q.k] = x[j]
-        q.d[q.k] = d[j]
-        q.y[q.k] = y + j
-        q.k += 1
-        if q.k == _GX_CHUNK:
-            _gx_grad64_flush(q)
-        far &= far - 1
+    _gx_defer64(q, x, d, y, far & ~tail, tail, True)
+
+cdef inline void _gx_fwd64_finish(_GxDefer64* q) noexcept nogil:
+    if q.km:
+        _gx_fwd64_flush_mid(q)
+    if q.kt:
+        _gx_fwd64_flush_tail(q)
+
+cdef inline void _gx_grad64_finish(_GxDefer64* q) noexcept nogil:
+    if q.km:
+        _gx_grad64_flush_mid(q)
+    if q.kt:
+        _gx_grad64_flush_tail(q)
 
 cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p, _GxDefer64* q) noexcept nogil:
     cdef int j
@@ -594,8 +622,7 @@ cdef inline void gelu_none_block(const real* x, real* y, Py_ssize_t n) noexcept 
         if p.k:
             _gx_fwd_flush(&p)
     else:
-        if q.k:
-            _gx_fwd64_flush(&q)
+        _gx_fwd64_finish(&q)
     for j in range(m):
         y[i + j] = yb[j]
 
@@ -637,7 +664,6 @@ cdef inline void gelu_none_grad_block(const real* x, const real* dy, real* y, Py
         if p.k:
             _gx_grad_flush(&p)
     else:
-        if q.k:
-            _gx_grad64_flush(&q)
+        _gx_grad64_finish(&q)
     for j in range(m):
         y[i + j] = yb[j]
