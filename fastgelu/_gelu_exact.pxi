@@ -32,12 +32,17 @@ cdef extern from *:
     #define GX_C2_HI 0.7978845608028654           /* 2/sqrt(2pi) */
     #define GX_C2_LO (-4.98465440455546e-17)
     #define GX_SCALE_DN 5.421010862427522e-20     /* 2^-64, undoes the 2^64 passed to exp_dd_scaled */
+    /* float64: |x| <= these is the central piece of GELU and of GELU' (tools/fit_exact.py B1, B1G) */
+    #define GX_CENTRAL 1.25
+    #define GX_CENTRAL_GRAD 1.0
     """
     const double GX_C_HI
     const double GX_C_LO
     const double GX_C2_HI
     const double GX_C2_LO
     const double GX_SCALE_DN
+    const double GX_CENTRAL
+    const double GX_CENTRAL_GRAD
 cdef enum:
     _GX_CHUNK = 32                              # inputs per dispatch decision (a bit of a 32-bit mask)
     _GX_TILE = 256                              # in-place copy unit (copying 32 at a time measured 9%
@@ -69,9 +74,9 @@ cdef inline double _gx_U32(double w) noexcept nogil:
     return 0.3989422740984542 + w2 * (0.3986250754541129 + w2 * (5.226308439556736 + w2 * (82.37015412466882))) + w * (-0.39893989232935295 + w2 * (-1.1763025120670192 + w2 * (-24.117014053795312 + w2 * (-137.9624317153153))))
 
 cdef inline double _gx_P64(double s) noexcept nogil:
-    # float64 central |x| <= 1: Phi(x) = 1/2 + C*x + x*s*P(s), C = 1/sqrt(2pi) in double-double
-    # degree 10, max weighted error 2.33e-17
-    return -0.06649038006690544 + s * (0.009973557010035789 + s * (-0.0011873282154800252 + s * (0.00011543468761256134 + s * (-9.444656241350377e-06 + s * (6.659692923981407e-07 + s * (-4.122654487337992e-08 + s * (2.2733389374503797e-09 + s * (-1.1282295495216165e-10 + s * (4.9920991632852885e-12 + s * (-1.668657521513103e-13))))))))))
+    # float64 central |x| <= 1.25: Phi(x) = 1/2 + C*x + x*s*P(s), C = 1/sqrt(2pi) in double-double
+    # degree 11, max weighted error 4.74e-17
+    return -0.06649038006690544 + s * (0.009973557010035768 + s * (-0.0011873282154798916 + s * (0.00011543468761264932 + s * (-9.444656246184902e-06 + s * (6.659693184746055e-07 + s * (-4.1226617865057884e-08 + s * (2.2734634313855593e-09 + s * (-1.1295717492665952e-10 + s * (5.081715267595744e-12 + s * (-2.0077906994018968e-13 + s * (5.571472745036923e-15)))))))))))
 
 cdef inline double _gx_G64(double s) noexcept nogil:
     # float64 central |x| <= 1: GELU'(x) = 1/2 + 2C*x + x*s*G(s)
@@ -79,9 +84,9 @@ cdef inline double _gx_G64(double s) noexcept nogil:
     return -0.26596152026762176 + s * (0.05984134206021428 + s * (-0.00949862572383359 + s * (0.0011543468760764465 + s * (-0.00011333587467924009 + s * (9.323569488238017e-06 + s * (-6.596236212813472e-07 + s * (4.0918813441830015e-08 + s * (-2.2555142454854045e-09 + s * (1.0943219762537664e-10 + s * (-3.9335304618388896e-12))))))))))
 
 cdef inline double _gx_T64m(double d) noexcept nogil:
-    # float64 a in [1, 4], d = a - 2.5 (exact): a*Phi(-a) = exp(-a^2/2)*T(d)
-    # degree 22, max weighted error 1.03e-16
-    return 0.3533283284514383 + d * (0.027296451505589306 + d * (-0.011493387568007798 + d * (0.004070402779454589 + d * (-0.0012871274521762909 + d * (0.00037403696877820437 + d * (-0.00010157675344828516 + d * (2.6062082836093632e-05 + d * (-6.366563876615269e-06 + d * (1.4892704317354957e-06 + d * (-3.3507841408944443e-07 + d * (7.277278023114866e-08 + d * (-1.530062552509152e-08 + d * (3.122061124591677e-09 + d * (-6.195113769920488e-10 + d * (1.1968319879948642e-10 + d * (-2.256707710961092e-11 + d * (4.19597550255553e-12 + d * (-7.58957924689764e-13 + d * (1.22482877150095e-13 + d * (-2.074417668044315e-14 + d * (5.570630555242056e-15 + d * (-9.654558852440756e-16))))))))))))))))))))))
+    # float64 a in [1.25, 4], d = a - 2.5 (exact): a*Phi(-a) = exp(-a^2/2)*T(d)
+    # degree 21, max weighted error 8.82e-17
+    return 0.3533283284514383 + d * (0.027296451505589295 + d * (-0.011493387568007782 + d * (0.004070402779455042 + d * (-0.0012871274521765882 + d * (0.00037403696877277257 + d * (-0.00010157675344590277 + d * (2.6062082866220883e-05 + d * (-6.366563887245056e-06 + d * (1.4892703390745638e-06 + d * (-3.350783842653634e-07 + d * (7.277295321301766e-08 + d * (-1.5300680714553963e-08 + d * (3.1218566425945675e-09 + d * (-6.194434286546678e-10 + d * (1.1983741522136652e-10 + d * (-2.2621820681661945e-11 + d * (4.123938222860668e-12 + d * (-7.313695315390301e-13 + d * (1.4149958549156823e-13 + d * (-2.860784803145174e-14 + d * (3.3995690665200588e-15)))))))))))))))))))))
 
 cdef inline double _gx_D64m(double d) noexcept nogil:
     # float64 a in [1, 4]: Phi(-a) - a*phi(a) = exp(-a^2/2)*D(d)
@@ -208,12 +213,12 @@ cdef inline double _gx_grad64_far_mid(double x, double d, double e) noexcept nog
 
 cdef inline double _gx_fwd64(double x) noexcept nogil:
     cdef double t = _gx_T64_tail(x, _gx_T64m(fabs(x) - 2.5))
-    return sel(fabs(x) <= 1.0, _gx_fwd64_central(x), _gx_fwd64_far(x, t, _gx_exp_half_sq(x)))
+    return sel(fabs(x) <= GX_CENTRAL, _gx_fwd64_central(x), _gx_fwd64_far(x, t, _gx_exp_half_sq(x)))
 
 cdef inline double _gx_grad64(double x) noexcept nogil:
     """Gradient with dy = 1; the caller multiplies by dy."""
     cdef double d = _gx_D64_tail(x, _gx_D64m(fabs(x) - 2.5))
-    return sel(fabs(x) <= 1.0, _gx_grad64_central(x), _gx_grad64_far(x, d, _gx_exp_half_sq(x)))
+    return sel(fabs(x) <= GX_CENTRAL_GRAD, _gx_grad64_central(x), _gx_grad64_far(x, d, _gx_exp_half_sq(x)))
 
 # ------------------------------------------------------------------------------------- interface
 cdef inline real gelu_none(real x) noexcept nogil:
@@ -494,10 +499,10 @@ cdef enum:
 cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noexcept nogil:
     cdef int j
     cdef unsigned int tail = _gx_far_mask64(x, 4.0)
-    cdef unsigned int far = _gx_far_mask64(x, 1.0)
+    cdef unsigned int far = _gx_far_mask64(x, GX_CENTRAL)
     if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
         for j in range(_GX_CHUNK):
-            y[j] = sel(fabs(x[j]) <= 1.0, _gx_fwd64_central(x[j]),
+            y[j] = sel(fabs(x[j]) <= GX_CENTRAL, _gx_fwd64_central(x[j]),
                        _gx_fwd64_far_mid(x[j], _gx_T64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_mid(x[j])))
         return
     for j in range(_GX_CHUNK):
@@ -508,10 +513,10 @@ cdef inline void _gx_grad64_chunk(const double* x, const double* d, double* y, _
     cdef double gb[_GX_CHUNK]
     cdef int j
     cdef unsigned int tail = _gx_far_mask64(x, 4.0)
-    cdef unsigned int far = _gx_far_mask64(x, 1.0)
+    cdef unsigned int far = _gx_far_mask64(x, GX_CENTRAL_GRAD)
     if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
         for j in range(_GX_CHUNK):
-            gb[j] = sel(fabs(x[j]) <= 1.0, _gx_grad64_central(x[j]),
+            gb[j] = sel(fabs(x[j]) <= GX_CENTRAL_GRAD, _gx_grad64_central(x[j]),
                         _gx_grad64_far_mid(x[j], _gx_D64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_mid(x[j])))
         for j in range(_GX_CHUNK):
             y[j] = d[j] * gb[j]

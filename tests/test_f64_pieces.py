@@ -1,5 +1,5 @@
-"""The float64 exact kernels run per chunk of 32 inputs only the pieces present (central |x| <= 1, middle
-(1, 4], tail beyond 4): the central loop for every lane, the other lanes queued by piece and computed in
+"""The float64 exact kernels run per chunk of 32 inputs only the pieces present (central |x| <= 1.25 or 1,
+middle up to 4, tail beyond): the central loop for every lane, the other lanes queued by piece and computed in
 batches of 32, or (many middle inputs, no tail) every lane through central and middle with a select.
 Every input must get the same bits whichever way its chunk went, and stay within 4 ULP of mpmath at and
 around the piece boundaries, in every ISA build."""
@@ -19,9 +19,9 @@ def call(uf, name, x, **kw):
 
 
 def boundary_inputs():
-    """+-1 and +-4 and their neighbours up to 8 ulps away, plus small windows around them."""
+    """+-1, +-1.25 (forward) and +-4 and their neighbours up to 8 ulps away, plus small windows around them."""
     out = []
-    for b in (1.0, 4.0):
+    for b in (1.0, 1.25, 4.0):
         near = [b]
         for direction in (0.0, np.inf):
             v = b
