@@ -185,29 +185,30 @@ cdef inline double _gx_exp_half_sq(double x) noexcept nogil:
     cdef dd_t s = two_prod(x, x)
     return exp_dd_scaled(-0.5 * s.hi, -0.5 * s.lo, 64.0)
 
-cdef inline double _gx_exp_half_sq_mid(double x) noexcept nogil:
-    """exp(-x^2/2) for |x| <= 4 only (or NaN): a normal result, no clamp or scaling needed."""
+cdef inline double _gx_exp_half_sq_normal(double x) noexcept nogil:
+    """exp(-x^2/2) for |x| <= 37 only (or NaN): a normal result, no clamp or scaling needed."""
     cdef dd_t s = two_prod(x, x)
     return exp_dd_normal(-0.5 * s.hi, -0.5 * s.lo)
 
 cdef inline double _gx_fwd64_far(double x, double t, double e) noexcept nogil:
-    """GELU for |x| > 1 given t = T(|x|) and e*GX_SCALE_DN = exp(-x^2/2) (e from _gx_exp_half_sq), or e
-    = exp(-x^2/2) from _gx_exp_half_sq_mid and the scale 1.0 (folded away): x - E*T for x > 0, -E*T for
-    x < 0 (x = +-inf: x or -0.0)."""
+    """GELU for |x| beyond the central piece, given t = T(|x|) and e = exp(-x^2/2) * 2^64 from
+    _gx_exp_half_sq: x - E*T for x > 0, -E*T for x < 0 (x = +-inf: x or -0.0)."""
     cdef double v = (e * t) * GX_SCALE_DN
     return sel(x < 0, -v, x - v)
 
-cdef inline double _gx_fwd64_far_mid(double x, double t, double e) noexcept nogil:
+cdef inline double _gx_fwd64_far_normal(double x, double t, double e) noexcept nogil:
+    """The same with e = exp(-x^2/2) from _gx_exp_half_sq_normal (|x| <= 37: E*T is normal, so the bits
+    are those of _gx_fwd64_far)."""
     cdef double v = e * t
     return sel(x < 0, -v, x - v)
 
 cdef inline double _gx_grad64_far(double x, double d, double e) noexcept nogil:
-    """GELU' (dy = 1) for |x| > 1 given d = D(|x|), e as for _gx_fwd64_far: 1 - E*D for x > 0, E*D for
-    x < 0."""
+    """GELU' (dy = 1) beyond the central piece given d = D(|x|), e as for _gx_fwd64_far: 1 - E*D for
+    x > 0, E*D for x < 0."""
     cdef double g = (e * d) * GX_SCALE_DN      # Phi(-a) - a*phi(a)
     return sel(x < 0, g, 1.0 - g)
 
-cdef inline double _gx_grad64_far_mid(double x, double d, double e) noexcept nogil:
+cdef inline double _gx_grad64_far_normal(double x, double d, double e) noexcept nogil:
     cdef double g = e * d
     return sel(x < 0, g, 1.0 - g)
 
@@ -418,7 +419,7 @@ cdef inline void _gx_fwd64_flush_mid(_GxDefer64* q) noexcept nogil:
     cdef double r[_GX_CHUNK]
     cdef int j
     for j in range(_GX_CHUNK):
-        r[j] = _gx_fwd64_far_mid(q.xm[j], _gx_T64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_mid(q.xm[j]))
+        r[j] = _gx_fwd64_far_normal(q.xm[j], _gx_T64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_normal(q.xm[j]))
     for j in range(q.km):
         q.ym[j][0] = r[j]
     q.km = 0
@@ -426,8 +427,12 @@ cdef inline void _gx_fwd64_flush_mid(_GxDefer64* q) noexcept nogil:
 cdef inline void _gx_fwd64_flush_tail(_GxDefer64* q) noexcept nogil:
     cdef double r[_GX_CHUNK]
     cdef int j
-    for j in range(_GX_CHUNK):
-        r[j] = _gx_fwd64_far(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
+    if _gx_far_mask64(q.xt, 37.0) == 0:           # nearly always: the unscaled exp suffices
+        for j in range(_GX_CHUNK):
+            r[j] = _gx_fwd64_far_normal(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
+    else:
+        for j in range(_GX_CHUNK):
+            r[j] = _gx_fwd64_far(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
     for j in range(q.kt):
         q.yt[j][0] = r[j]
     q.kt = 0
@@ -436,7 +441,7 @@ cdef inline void _gx_grad64_flush_mid(_GxDefer64* q) noexcept nogil:
     cdef double g[_GX_CHUNK]
     cdef int j
     for j in range(_GX_CHUNK):
-        g[j] = _gx_grad64_far_mid(q.xm[j], _gx_D64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_mid(q.xm[j]))
+        g[j] = _gx_grad64_far_normal(q.xm[j], _gx_D64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_normal(q.xm[j]))
     for j in range(q.km):
         q.ym[j][0] = q.dm[j] * g[j]
     q.km = 0
@@ -444,8 +449,12 @@ cdef inline void _gx_grad64_flush_mid(_GxDefer64* q) noexcept nogil:
 cdef inline void _gx_grad64_flush_tail(_GxDefer64* q) noexcept nogil:
     cdef double g[_GX_CHUNK]
     cdef int j
-    for j in range(_GX_CHUNK):
-        g[j] = _gx_grad64_far(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
+    if _gx_far_mask64(q.xt, 37.0) == 0:
+        for j in range(_GX_CHUNK):
+            g[j] = _gx_grad64_far_normal(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
+    else:
+        for j in range(_GX_CHUNK):
+            g[j] = _gx_grad64_far(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
     for j in range(q.kt):
         q.yt[j][0] = q.dt[j] * g[j]
     q.kt = 0
@@ -503,7 +512,7 @@ cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noex
     if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
         for j in range(_GX_CHUNK):
             y[j] = sel(fabs(x[j]) <= GX_CENTRAL, _gx_fwd64_central(x[j]),
-                       _gx_fwd64_far_mid(x[j], _gx_T64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_mid(x[j])))
+                       _gx_fwd64_far_normal(x[j], _gx_T64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
         return
     for j in range(_GX_CHUNK):
         y[j] = _gx_fwd64_central(x[j])
@@ -517,7 +526,7 @@ cdef inline void _gx_grad64_chunk(const double* x, const double* d, double* y, _
     if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
         for j in range(_GX_CHUNK):
             gb[j] = sel(fabs(x[j]) <= GX_CENTRAL_GRAD, _gx_grad64_central(x[j]),
-                        _gx_grad64_far_mid(x[j], _gx_D64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_mid(x[j])))
+                        _gx_grad64_far_normal(x[j], _gx_D64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
         for j in range(_GX_CHUNK):
             y[j] = d[j] * gb[j]
         return
