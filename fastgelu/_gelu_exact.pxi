@@ -1,20 +1,23 @@
 # Exact GELU, x*Phi(x) with Phi the standard normal cdf, and its gradient Phi(x) + x*phi(x).
 #
-# Accuracy design (see COMMON.md for the contract; tools/sweep_f32.py and tools/check_f64.py verify it):
+# Accuracy design (the contract: README.md, section "Accuracy"; tools/sweep_f32.py and tools/check_f64.py
+# verify it):
 # * Phi(x) for x < 0 needs RELATIVE accuracy (it decays like a Gaussian), so away from 0 we write, with
 #   a = |x|,  a*Phi(-a) = E*T  and  Phi(-a) - a*phi(a) = E*D,  E = exp(-a^2/2) with a^2 exact (float32
 #   inputs: exact in double; float64: hi+lo by an error-free product), T and D smooth and fitted.
 #   For x > 0, GELU = x - E*T and GELU' = 1 - E*D: no cancellation (E*T <= x/2, |E*D| <= 1/2).
 # * Near 0, Phi(x) = 1/2 + x*P(x^2) (an erf series, fitted); its cancellation for x < 0 is harmless while
 #   evaluated in double for float32 results (|x| <= 3: 0.5/Phi(-3) ~ 370x of 1e-16), and for float64 the
-#   leading term C*x is carried in double-double (|x| <= 1, where 0.5/Phi(-1) ~ 3).
+#   leading term C*x is carried in double-double (forward |x| <= 1.25, where 0.5/Phi(-1.25) ~ 5; gradient
+#   |x| <= 1).
 # * float32 is computed entirely in double and rounded once at the end, so its error is the fit error
 #   (<= 2.5e-8, 0.42 ulp, central forward) + 0.5 ulp.  float64 adds exp (<= ~0.6 ulp), the polynomial
 #   (~0.5-1 ulp) and two products.
 # * Speed: float32 blocks test 32 inputs at a time.  The central polynomial (no exp, no division) runs
 #   for the chunk if at most 8 inputs have |x| > 3 (randn data: all but ~0.1% of chunks); those few lanes
-#   are deferred and computed 32 at a time by the full path.  Other chunks (and float64) evaluate every
-#   piece for every lane and select, which keeps the loops branch-free and vectorized.  The float32
+#   are deferred and computed 32 at a time by the full path.  Other float32 chunks evaluate every piece
+#   for every lane and select, which keeps the loops branch-free and vectorized.  float64 queues every
+#   input beyond the central piece by piece (see "float64 chunks" below).  The float32
 #   polynomials are evaluated as E(s^2) + s*O(s^2): two chains half as deep as Horner's (the single
 #   chain left the FMA units waiting on latency).
 # * In place (y == x or y == dy) goes through a local copy, 256 inputs at a time, so gcc never needs a
@@ -142,14 +145,15 @@ cdef inline double _gx_grad_full32(double x) noexcept nogil:
 
 
 # ------------------------------------------------------------------------------------- float64
-# Pieces in a = |x|: central [0, 1] (no exp), middle (1, 4] and tail (4, inf) (exp(-x^2/2) times a fitted
-# factor).  A chunk of 32 inputs runs only the pieces some input needs (_gx_fwd64_chunk): the per-lane
-# functions below are each branch-free, and the scalar _gx_fwd64/_gx_grad64 combine all of them.
+# Pieces in a = |x|: central [0, B] (no exp; B = GX_CENTRAL = 1.25 forward, GX_CENTRAL_GRAD = 1 gradient),
+# middle (B, 4] and tail (4, inf) (exp(-x^2/2) times a fitted factor).  A chunk of 32 inputs runs only the
+# pieces its inputs need ("float64 chunks" below): the per-lane functions here are each branch-free, and
+# the scalar _gx_fwd64/_gx_grad64 combine all of them.
 cdef inline double _gx_fwd64_central(double x) noexcept nogil:
     # Phi = 1/2 + C*x + x*s*P(s), 1/2 + C_HI*x exactly as h.hi + h.lo
     cdef double s = x * x
     cdef dd_t p = two_prod(x, GX_C_HI)
-    cdef dd_t h = fast_two_sum(0.5, p.hi)         # |p.hi| <= 0.4 < 0.5
+    cdef dd_t h = fast_two_sum(0.5, p.hi)         # |p.hi| <= 1.25*C = 0.499 < 0.5
     return fg_fma(x, h.hi, x * (h.lo + (p.lo + fg_fma(x, GX_C_LO, (x * s) * _gx_P64(s)))))
 
 cdef inline double _gx_grad64_central(double x) noexcept nogil:
@@ -390,12 +394,14 @@ cdef inline void _gx_grad_flush(_GxDefer* p) noexcept nogil:
         p.y[j][0] = r[j]
     p.k = 0
 
-# ---- float64 chunks.  A chunk runs the central loop (no exp) for all 32 lanes; its inputs beyond |x| = 1
-# are then queued by piece (_GxDefer64: middle 1 < |x| <= 4, tail |x| > 4) and computed 32 at a time by
-# that piece's loop alone, which overwrites their central results.  Every loop is branch-free and
-# vectorized; a queued lane costs ~8 scalar operations, far less than evaluating every piece for every
-# lane and selecting (randn sigma=3 holds all pieces in every chunk).  Only the tail batches pay for the
-# division, the degree-23 polynomial and the clamped, scaled exp.
+# ---- float64 chunks.  A chunk runs the central loop (no exp) for all 32 lanes; its inputs beyond the
+# central piece are then queued by piece (_GxDefer64: middle up to |x| = 4, tail beyond) and computed 32
+# at a time by that piece's loop alone, which overwrites their central results.  Every loop is
+# branch-free and vectorized; a queued lane costs ~8 scalar operations, far less than evaluating every
+# piece for every lane and selecting (randn sigma=3 holds all pieces in every chunk).  Only tail batches
+# pay for the division and the degree-23 polynomial, and only those with some |x| > 37 for the clamped,
+# scaled exp.  The order of the stores is that of _GxDefer (float32): a queued store lands below every
+# address a later chunk reads.
 cdef struct _GxDefer64:
     int km, kt                                    # lanes queued: middle, tail
     double xm[_GX_CHUNK]
@@ -501,8 +507,8 @@ cdef inline void _gx_defer64(_GxDefer64* q, const double* x, const double* d, do
 
 cdef enum:
     # a chunk without tail inputs and more than this many middle ones evaluates central and middle for
-    # every lane and selects (AVX-512: 2.0 ns/input) rather than queueing them (~2.3 ns per queued lane
-    # on top of the central loop's 0.6 ns/input)
+    # every lane and selects (Xeon AVX-512, 1 thread: 2.0 ns/input) rather than queueing them (~2.3 ns
+    # per queued lane on top of the central loop's 0.6 ns/input)
     _GX_QUEUE64_MAX = 20
 
 cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noexcept nogil:
