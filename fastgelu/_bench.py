@@ -119,16 +119,17 @@ def median_time(fn, min_round=0.02, rounds=7):
     return float(np.median(times))
 
 
-def inputs(n, dtype, seed=0):
+def inputs(n, dtype, seed=0, sigma=1):
+    """randn * sigma inputs (sigma = 3: wide activations, a third of them beyond |x| = 3) and randn dy."""
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal(n, dtype=np.float32).astype(dtype)
+    x = (rng.standard_normal(n, dtype=np.float32) * np.float32(sigma)).astype(dtype)
     dy = rng.standard_normal(n, dtype=np.float32).astype(dtype)
     return x, dy
 
 
-def row(variant, direction, dtype, n, torch=None, rounds=7):
-    """Gelem/s of fastgelu and of each installed competitor for one workload."""
-    x, dy = inputs(n, dtype)
+def row(variant, direction, dtype, n, sigma=1, torch=None, rounds=7):
+    """Gelem/s of fastgelu and of each installed competitor for one workload (inputs randn * sigma)."""
+    x, dy = inputs(n, dtype, sigma=sigma)
     out = np.empty_like(x)
     fwd, grad = _api.VARIANTS[variant]
     fg = (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))

@@ -1,4 +1,4 @@
-# Shared floating-point primitives for the fastgelu kernels (textually included; see COMMON.md).
+# Shared floating-point primitives for the fastgelu kernels (textually included by _kernels.pxi).
 #
 # Everything here is branch-free, inline, nogil and written so gcc -O3 auto-vectorizes it in the
 # three builds (SSE2 baseline, AVX2+FMA, AVX-512).  No fast-math: IEEE semantics are relied upon.

@@ -1,4 +1,4 @@
-# tanh and sigmoid GELU approximations and their gradients (textually included; see COMMON.md).
+# tanh and sigmoid GELU approximations and their gradients (textually included by _kernels.pxi).
 #
 # Both are x*sigma(w(x)) with sigma(w) = 1/(1+exp(-w)):
 #   tanh    : 0.5x(1+tanh u) = x*sigma(2u),  w = 2*sqrt(2/pi)*(x + 0.044715x^3),  w' = 2*sqrt(2/pi)*(1 + 3*0.044715x^2)
@@ -207,7 +207,7 @@ cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssi
                 y[c + i] = dy[c + i] * _fin64_grad(x[c + i], T[i], v)
             c = c + _CH
 
-# ---- the interface (COMMON.md) -------------------------------------------------------------------
+# ---- the interface the loops call -------------------------------------------------------------------
 cdef inline real gelu_tanh(real x) noexcept nogil:
     return _xsig(x, <_TanhP>NULL)
 

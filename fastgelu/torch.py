@@ -10,10 +10,10 @@ nn.Module (CPU tensors).
 The operators, registered with torch.library so that every PyTorch tracer sees them (jit.trace/script, fx,
 torch.compile, torch.export, torch.func, both ONNX exporters):
 
-    fastgelu::gelu(Tensor self, str approximate='none') -> Tensor
-    fastgelu::gelu_out(Tensor self, Tensor(a!) out, str approximate='none') -> ()
-    fastgelu::gelu_(Tensor(a!) self, str approximate='none') -> ()
-    fastgelu::gelu_backward(Tensor grad_output, Tensor self, str approximate='none') -> Tensor
+    fastgelu::gelu(Tensor x, str approximate='none') -> Tensor
+    fastgelu::gelu_out(Tensor x, Tensor(a!) out, str approximate='none') -> ()
+    fastgelu::gelu_(Tensor(a!) x, str approximate='none') -> ()
+    fastgelu::gelu_backward(Tensor grad_output, Tensor x, str approximate='none') -> Tensor
 
 Each has a fake (meta) implementation, and all but gelu_out a vmap rule; gelu and gelu_backward have
 autograd formulas for reverse and forward mode, gelu_backward's own derivative using GELU'' in torch
@@ -85,100 +85,100 @@ def as_numpy(t):
 
 # ---- the CPU kernels: fastgelu's ufuncs on views of the tensors -------------------------------------------
 
-def _gelu_cpu(self, approximate="none"):
+def _gelu_cpu(x, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu")[0]
-    _check_tensor(self, "self", "fastgelu::gelu")
-    y = torch.empty_like(self)  # keeps x's strides when x is dense (transposed, permuted), else contiguous
-    fwd(as_numpy(self), out=as_numpy(y))
+    _check_tensor(x, "x", "fastgelu::gelu")
+    y = torch.empty_like(x)  # keeps x's strides when x is dense (transposed, permuted), else contiguous
+    fwd(as_numpy(x), out=as_numpy(y))
     return y
 
 
-def _gelu_out_cpu(self, out, approximate="none"):
+def _gelu_out_cpu(x, out, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu_out")[0]
-    _check_out(self, out)
+    _check_out(x, out)
     if torch._debug_has_internal_overlap(out) == 1:
         raise RuntimeError("fastgelu::gelu_out: more than one element of out refers to the same memory (an "
                            "expanded view?); pass a dense tensor")
-    fwd(as_numpy(self), out=as_numpy(out))  # NumPy copies what it must when self and out overlap
+    fwd(as_numpy(x), out=as_numpy(out))  # NumPy copies what it must when x and out overlap
 
 
-def _check_out(self, out):
-    _check_tensor(self, "self", "fastgelu::gelu_out")
+def _check_out(x, out):
+    _check_tensor(x, "x", "fastgelu::gelu_out")
     _check_tensor(out, "out", "fastgelu::gelu_out")
-    if out.shape != self.shape or out.dtype != self.dtype:
-        raise ValueError(f"fastgelu::gelu_out: out must have self's shape and dtype {tuple(self.shape)}, "
-                         f"{self.dtype}; got {tuple(out.shape)}, {out.dtype}")
+    if out.shape != x.shape or out.dtype != x.dtype:
+        raise ValueError(f"fastgelu::gelu_out: out must have x's shape and dtype {tuple(x.shape)}, "
+                         f"{x.dtype}; got {tuple(out.shape)}, {out.dtype}")
 
 
-def _gelu_inplace_cpu(self, approximate="none"):
+def _gelu_inplace_cpu(x, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu_")[0]
-    _check_tensor(self, "self", "fastgelu::gelu_")
-    _check_no_overlap(self)
-    a = as_numpy(self)
+    _check_tensor(x, "x", "fastgelu::gelu_")
+    _check_no_overlap(x)
+    a = as_numpy(x)
     fwd(a, out=a)
 
 
-def _gelu_backward_cpu(grad_output, self, approximate="none"):
+def _gelu_backward_cpu(grad_output, x, approximate="none"):
     grad = _variant(approximate, "fastgelu::gelu_backward")[1]
-    _check_tensor(self, "self", "fastgelu::gelu_backward")
+    _check_tensor(x, "x", "fastgelu::gelu_backward")
     _check_tensor(grad_output, "grad_output", "fastgelu::gelu_backward")
-    _check_same_shape(grad_output, self)
-    g = grad_output if grad_output.dtype == self.dtype else grad_output.to(self.dtype)
-    dx = torch.empty_like(self)
-    grad(as_numpy(self), as_numpy(g), out=as_numpy(dx))
+    _check_same_shape(grad_output, x)
+    g = grad_output if grad_output.dtype == x.dtype else grad_output.to(x.dtype)
+    dx = torch.empty_like(x)
+    grad(as_numpy(x), as_numpy(g), out=as_numpy(dx))
     return dx
 
 
-def _check_no_overlap(self):
-    if torch._debug_has_internal_overlap(self) == 1:  # as PyTorch's own in-place ops refuse
+def _check_no_overlap(x):
+    if torch._debug_has_internal_overlap(x) == 1:  # as PyTorch's own in-place ops refuse
         raise RuntimeError("fastgelu::gelu_: more than one element of the tensor written in place refers to "
                            "the same memory (an expanded view?); clone() it first or use fastgelu.torch.gelu")
 
 
-def _check_same_shape(grad_output, self):
-    if grad_output.shape != self.shape:
+def _check_same_shape(grad_output, x):
+    if grad_output.shape != x.shape:
         raise ValueError(f"fastgelu::gelu_backward: grad_output has shape {tuple(grad_output.shape)}, "
-                         f"self has shape {tuple(self.shape)}; they must be equal")
+                         f"x has shape {tuple(x.shape)}; they must be equal")
 
 
 # ---- fake (meta) implementations: shapes, dtypes and strides for tracers ----------------------------------
 
-def _gelu_fake(self, approximate="none"):
+def _gelu_fake(x, approximate="none"):
     _check_approximate(approximate, "fastgelu::gelu")
-    _check_dtype_layout(self, "self", "fastgelu::gelu")
-    return torch.empty_like(self)
+    _check_dtype_layout(x, "x", "fastgelu::gelu")
+    return torch.empty_like(x)
 
 
-def _gelu_out_fake(self, out, approximate="none"):
+def _gelu_out_fake(x, out, approximate="none"):
     _check_approximate(approximate, "fastgelu::gelu_out")
-    _check_dtype_layout(self, "self", "fastgelu::gelu_out")
-    if out.shape != self.shape or out.dtype != self.dtype:
-        raise ValueError(f"fastgelu::gelu_out: out must have self's shape and dtype {tuple(self.shape)}, "
-                         f"{self.dtype}; got {tuple(out.shape)}, {out.dtype}")
+    _check_dtype_layout(x, "x", "fastgelu::gelu_out")
+    if out.shape != x.shape or out.dtype != x.dtype:
+        raise ValueError(f"fastgelu::gelu_out: out must have x's shape and dtype {tuple(x.shape)}, "
+                         f"{x.dtype}; got {tuple(out.shape)}, {out.dtype}")
 
 
-def _gelu_inplace_fake(self, approximate="none"):
+def _gelu_inplace_fake(x, approximate="none"):
     _check_approximate(approximate, "fastgelu::gelu_")
-    _check_dtype_layout(self, "self", "fastgelu::gelu_")
-    _check_no_overlap(self)
+    _check_dtype_layout(x, "x", "fastgelu::gelu_")
+    _check_no_overlap(x)
 
 
-def _gelu_backward_fake(grad_output, self, approximate="none"):
+def _gelu_backward_fake(grad_output, x, approximate="none"):
     _check_approximate(approximate, "fastgelu::gelu_backward")
-    _check_dtype_layout(self, "self", "fastgelu::gelu_backward")
+    _check_dtype_layout(x, "x", "fastgelu::gelu_backward")
     _check_dtype_layout(grad_output, "grad_output", "fastgelu::gelu_backward")
-    _check_same_shape(grad_output, self)
-    return torch.empty_like(self)
+    _check_same_shape(grad_output, x)
+    return torch.empty_like(x)
 
 
 # ---- registration ---------------------------------------------------------------------------------------
 
 _lib = torch.library.Library("fastgelu", "DEF")  # noqa: the namespace belongs to this module
-_lib.define("gelu(Tensor self, str approximate='none') -> Tensor")
+_lib.define("gelu(Tensor x, str approximate='none') -> Tensor")
 # out as a positional argument: dynamo expects a tensor back from ops called with an out= keyword
-_lib.define("gelu_out(Tensor self, Tensor(a!) out, str approximate='none') -> ()")
-_lib.define("gelu_(Tensor(a!) self, str approximate='none') -> ()")
-_lib.define("gelu_backward(Tensor grad_output, Tensor self, str approximate='none') -> Tensor")
+_lib.define("gelu_out(Tensor x, Tensor(a!) out, str approximate='none') -> ()")
+_lib.define("gelu_(Tensor(a!) x, str approximate='none') -> ()")
+_lib.define("gelu_backward(Tensor grad_output, Tensor x, str approximate='none') -> Tensor")
 _lib.impl("gelu", _gelu_cpu, "CPU")
 _lib.impl("gelu_out", _gelu_out_cpu, "CPU")
 _lib.impl("gelu_", _gelu_inplace_cpu, "CPU")

@@ -44,7 +44,7 @@ def test_bench_quick_report(tmp_path):
     out = res.stdout
     assert "Gelem/s" in out and "Speed goals" in out
     assert "issue" not in out.lower() and "Targets" not in out  # no tracker numbers in a user's report
-    assert "3,072" in out and "262,144" in out
+    assert "3,072" in out and "262,144" in out and "randn*3" in out  # wide inputs measured too
     assert "vs numpy" in out  # SciPy is in the test extra
     assert "[" in res.stderr or "it/s" in res.stderr or "row" in res.stderr  # progress on stderr
 
@@ -62,8 +62,8 @@ def test_usage_errors():
     assert run("bench", "--nope").returncode == 2
 
 
-FAKE = {("none", "fwd", np.float32, 3072): {"fastgelu": 1.5, "numpy": 0.5},
-        ("none", "fwd", np.float64, 262144): {"fastgelu": 12.25, "numpy": 0.25, "torch": 3.0}}
+FAKE = {("none", "fwd", np.float32, 3072, 1): {"fastgelu": 1.5, "numpy": 0.5},
+        ("none", "fwd", np.float64, 262144, 3): {"fastgelu": 12.25, "numpy": 0.25, "torch": 3.0}}
 GOALS = [("f32 exact fwd 256K vs torch", "-", ">= 1.5x", None),
          ("a longer goal text than the column would hold at a fixed width", "123.45 KiB", "< 1024 KiB", True)]
 
@@ -83,7 +83,7 @@ def test_report_aligns_columns_and_says_what_is_missing(monkeypatch):
     head = next(i for i, ln in enumerate(lines) if ln.startswith("variant"))
     table = lines[head:head + 3]
     ends = [[m.end() for m in __import__("re").finditer(r"\S+", ln)] for ln in table]
-    assert len({e[-1] for e in ends}) == 1 and len({e[4] for e in ends}) == 1, table  # right-aligned
+    assert len({e[-1] for e in ends}) == 1 and len({e[5] for e in ends}) == 1, table  # right-aligned
     assert "vs torch" in table[0] and table[1].rstrip().endswith("-")
     assert "torch is not installed" in text
     assert "download.pytorch.org/whl/cpu" in text and "pip install torch\n" not in text + "\n"

@@ -44,7 +44,7 @@ def test_aggregate_runs_spawned_processes():
 
 @pytest.mark.parametrize("verdict", [None, "BUSY machine (a test): re-run when quiet."])
 def test_bench_report_says_busy_instead_of_missed(monkeypatch, capsys, verdict):
-    monkeypatch.setattr(cli, "workloads", lambda quick: [("none", "fwd", np.float32, 3072)])
+    monkeypatch.setattr(cli, "workloads", lambda quick: [("none", "fwd", np.float32, 3072, 1)])
     monkeypatch.setattr(cli, "targets", lambda results, quick, bar: [("a goal", "0.50x", ">= 1x", False)])
     monkeypatch.setattr(_contention, "bench_targets", lambda quick: [("processes", "0.90x", ">= 0.85x", True)])
     monkeypatch.setattr(_contention.Watch, "verdict", lambda self: verdict)

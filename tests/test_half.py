@@ -81,3 +81,22 @@ def test_integers_small_follow_numpy_exp():
     for dt in (np.int8, np.uint8, np.bool_):
         x = np.array([0, 1], dtype=dt)
         assert fastgelu.gelu(x).dtype == np.exp(x).dtype
+
+
+@pytest.mark.parametrize("name", NAMES[:3])
+def test_forward_table_equals_computed_path_for_every_pattern(uf, name):
+    """16-bit forward calls look results up in a table filled at import: every bit pattern (NaNs and
+    infinities included), contiguous, strided and in place, must give the float32 result rounded once."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dtype in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)):
+        x = np.arange(1 << 16, dtype=np.uint16).view(dtype)
+        with np.errstate(all="ignore"):
+            want = uf[name](x.astype(np.float32)).astype(dtype).view(np.uint16)
+        nan = np.isnan(want.view(dtype).astype(np.float32))
+        for got in (uf[name](x), uf[name](np.repeat(x, 3)[::3]), uf[name](x.copy(), out=None)):
+            got = got.view(np.uint16)
+            assert np.array_equal(got[~nan], want[~nan]), (name, dtype)
+            assert np.isnan(got[nan].view(dtype).astype(np.float32)).all()
+        xi = x.copy()
+        uf[name](xi, out=xi)
+        assert np.array_equal(xi.view(np.uint16)[~nan], want[~nan])

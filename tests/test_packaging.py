@@ -45,3 +45,13 @@ def test_cibuildwheel_covers_the_release_platforms():
     assert set(cfg["macos"]["archs"]) == {"arm64", "x86_64"}
     assert cfg["windows"]["archs"] == ["AMD64"]
     assert "cp310-*" in cfg["build"]
+
+
+def test_comments_cite_only_documents_that_exist():
+    """A comment sending the reader to a .md file must name one that is in the checkout."""
+    generated = {"_kernels_generic.c", "_kernels_avx2.c", "_kernels_avx512.c"}  # Cython's output
+    sources = [p for d in ("fastgelu", "tools", "tests", "benches") for p in (ROOT / d).glob("*")
+               if p.suffix in (".py", ".pyx", ".pxi", ".c") and p.name not in generated]
+    cited = {(p.name, m) for p in sources for m in re.findall(r"\b([\w./-]+\.md)\b", p.read_text())}
+    missing = {(f, m) for f, m in cited if not any((ROOT / d / m).exists() for d in (".", "docs"))}
+    assert not missing, missing
