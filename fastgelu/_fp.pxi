@@ -44,6 +44,19 @@ cdef extern from *:
        rounded a*b+c is accurate enough */
     static inline double fg_fma(double a, double b, double c) { return a * b + c; }
     #endif
+    /* float32 counterparts for the kernels that compute float32 results in float32 (fg_fmaf only where FMA
+       hardware exists: FG_HAVE_FMA; the fallback is for compiling, not for exact remainders) */
+    #ifdef __FMA__
+    static inline float fg_fmaf(float a, float b, float c) { return fmaf(a, b, c); }
+    #else
+    static inline float fg_fmaf(float a, float b, float c) { return a * b + c; }
+    #endif
+    static inline uint32_t fg_f32_bits(float x) { uint32_t i; memcpy(&i, &x, sizeof i); return i; }
+    static inline float fg_f32_from_bits(uint32_t i) { float x; memcpy(&x, &i, sizeof x); return x; }
+    static inline float fg_self(int c, float a, float b) {
+        uint32_t m = 0u - (uint32_t)(c != 0);
+        return fg_f32_from_bits((fg_f32_bits(a) & m) | (fg_f32_bits(b) & ~m));
+    }
     """
     const int FG_HAVE_FMA
     long long fg_f64_bits(double x) noexcept nogil
@@ -51,6 +64,10 @@ cdef extern from *:
     double fg_two_prod_err(double a, double b, double p) noexcept nogil
     double fg_fma(double a, double b, double c) noexcept nogil
     double sel "fg_sel"(bint c, double a, double b) noexcept nogil
+    float fg_fmaf(float a, float b, float c) noexcept nogil
+    unsigned int fg_f32_bits(float x) noexcept nogil
+    float fg_f32_from_bits(unsigned int i) noexcept nogil
+    float self "fg_self"(bint c, float a, float b) noexcept nogil
 
 ctypedef struct dd_t:
     double hi

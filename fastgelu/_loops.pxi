@@ -367,8 +367,9 @@ ctypedef fused stored:
 # ---- 16-bit forward: a table of all 65,536 results ----------------------------------------------------------
 #
 # A float16/bfloat16 forward result depends on 16 bits of input, so each build fills one table per (variant,
-# type) at import, by running every input through the same load -> float32 block -> store path as a call
-# (the results are the same bits, correctly rounded as before); a call is then one lookup per element.
+# type) at import (_fill_fwd16_tables in _ufuncs.pxi: the float64 kernel, rounded once to 16 bits, so every
+# entry is the correctly rounded result; through float32 a few inputs near a rounding boundary were not);
+# a call is then one lookup per element.
 # Contiguous runs look up 8 elements into registers before storing any: with loads and stores interleaved
 # the compiler must assume a store may change the table or the input, and the lookups serialize (measured on
 # a Xeon, 256K float16: 4.5 Gelem/s one at a time, 5.5 eight at a time in every build; an AVX2/AVX-512 gather
@@ -444,6 +445,17 @@ cdef inline void store(char* p, npy_intp s, npy_intp m, stored* r, const float* 
                 (<Half*>(p + i * s)).bits = fg_float_to_half(fb[i])
             else:
                 (<BFloat*>(p + i * s)).bits = fg_float_to_bf16(fb[i])
+
+
+cdef inline void fwd16_lookup_floats(float* fb, npy_intp m, stored* r, variant* v) noexcept nogil:
+    # 16-bit values held as floats (exactly) -> their table results, as floats
+    cdef const unsigned short* tab = fwd16_table(r, v)
+    cdef npy_intp k
+    for k in range(m):
+        if stored is Half:
+            fb[k] = fg_half_to_float(tab[fg_float_to_half(fb[k])])
+        else:
+            fb[k] = fg_bf16_to_float(tab[fg_float_to_bf16(fb[k])])
 
 
 cdef inline void fwd_piece(char* px, char* py, npy_intp sx, npy_intp sy, npy_intp n,
@@ -594,39 +606,6 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
         team_report(&team)
 
 
-cdef void fill_fwd16_table(stored* r, variant* v) noexcept nogil:
-    """Every 16-bit input through the computing path (load, float32 block, store) into its table."""
-    cdef unsigned short bits[CHUNK]
-    cdef unsigned short* tab = fwd16_table(r, v)
-    cdef float fb[CHUNK]
-    cdef float fo[CHUNK]
-    cdef double db[CHUNK]
-    cdef npy_intp c, i
-    cdef fg_fpstate env
-    fg_fp_enter(&env)
-    c = 0
-    while c < 65536:
-        for i in range(CHUNK):
-            bits[i] = <unsigned short>(c + i)
-        load(<const char*>bits, 2, CHUNK, r, fb, db)
-        fwd_block(fb, fo, CHUNK, v)
-        store(<char*>(tab + c), 2, CHUNK, r, fo, db)
-        c += CHUNK
-    fg_fp_leave(&env)
-
-
-cdef void fill_fwd16_tables() noexcept nogil:
-    fill_fwd16_table(<Half*>0, <VNone*>0)
-    fill_fwd16_table(<Half*>0, <VTanh*>0)
-    fill_fwd16_table(<Half*>0, <VSigmoid*>0)
-    fill_fwd16_table(<BFloat*>0, <VNone*>0)
-    fill_fwd16_table(<BFloat*>0, <VTanh*>0)
-    fill_fwd16_table(<BFloat*>0, <VSigmoid*>0)
-
-
-fill_fwd16_tables()
-
-
 # ---- fused bias: gelu(x + b), b along the last axis --------------------------------------------------------
 
 cdef inline float round_to(float f, stored* r) noexcept nogil:
@@ -672,8 +651,10 @@ cdef inline void bias_piece(char* px, char* pb, char* pd, char* py, npy_intp sta
                 grad_block(fb, fd, fb, m, v)
         elif stored is double:
             fwd_block(db, db, m, v)
-        else:
+        elif stored is float:
             fwd_block(fb, fb, m, v)
+        else:
+            fwd16_lookup_floats(fb, m, r, v)      # the same table as gelu(x + b) without bias
         store(py + i * sz, sz, m, r, fb, db)
         i += m
 

@@ -70,6 +70,46 @@ def _make_ufuncs():
 UFUNCS = _make_ufuncs()
 
 
+def _double_to_bf16_bits(y):
+    """float64 -> bfloat16 bits, rounded once to nearest-even: first to float32 rounding to odd (truncate,
+    then set the last bit if anything was dropped), which the second rounding cannot turn into a double
+    rounding error; NaN stays NaN."""
+    import numpy as np
+    with np.errstate(all="ignore"):
+        f = y.astype(np.float32)
+        over = np.abs(f.astype(np.float64)) > np.abs(y)             # rounded away from zero: step back
+        f = np.where(over & np.isfinite(y), np.nextafter(f, np.float32(0)), f)
+        u = f.view(np.uint32).copy()
+        inexact = (f.astype(np.float64) != y) & np.isfinite(y)
+        u[inexact] |= 1
+        nan = np.isnan(y)
+        r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+        r[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
+    return r
+
+
+def _fill_fwd16_tables():
+    """The 16-bit forward tables (_loops.pxi): every input through the float64 kernel, rounded once."""
+    import numpy as np
+    cdef int vi, i
+    cdef unsigned short[::1] col
+    bits = np.arange(1 << 16, dtype=np.uint32)
+    with np.errstate(all="ignore"):  # signalling NaN patterns raise "invalid" when widened
+        x_half = bits.astype(np.uint16).view(np.float16).astype(np.float64)
+        x_bf16 = (bits << 16).view(np.float32).astype(np.float64)
+    for vi, name in enumerate(("gelu", "gelu_tanh", "gelu_sigmoid")):
+        with np.errstate(all="ignore"):
+            tabs = (UFUNCS[name](x_half).astype(np.float16).view(np.uint16),
+                    _double_to_bf16_bits(UFUNCS[name](x_bf16)))
+        for k in range(2):
+            col = np.ascontiguousarray(tabs[k])
+            for i in range(1 << 16):
+                _fwd16_table[vi][k][i] = col[i]
+
+
+_fill_fwd16_tables()
+
+
 def _register_bfloat16(int typenum):
     """Add bfloat16 loops (ml_dtypes' type number) to the six ufuncs."""
     cdef int types[3]

@@ -1,4 +1,5 @@
-"""float16 (NumPy's) and bfloat16 (ml_dtypes'): computed in float32 inside the kernel, rounded once."""
+"""float16 (NumPy's) and bfloat16 (ml_dtypes'). Forward results come from a table filled with the float64 kernel
+rounded once (correctly rounded for all 65,536 inputs); gradients are computed in float32 and rounded once."""
 import numpy as np
 import pytest
 
@@ -17,7 +18,8 @@ def check_all_inputs(uf, name, dtype):
     assert y.dtype == dtype
     ref, scale = ref64(name, x.astype(np.float64))
     err = ulp_error(y, ref, scale, dtype)
-    assert err.max() <= 1.0, (name, x[err.argmax()], err.max())
+    bound = 1.0 if name.endswith("_grad") else 0.5 + 1e-9   # forward: correctly rounded
+    assert err.max() <= bound, (name, x[err.argmax()], err.max())
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -31,16 +33,15 @@ def test_bfloat16_every_input_within_1_ulp(uf, name):
     check_all_inputs(uf, name, np.dtype(ml_dtypes.bfloat16))
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_half_results_are_float32_results_rounded_once(uf, name, rng):
-    """The 16-bit loops must equal the float32 kernel followed by one round-to-nearest-even."""
+@pytest.mark.parametrize("name", NAMES[3:])
+def test_half_gradients_are_float32_results_rounded_once(uf, name, rng):
+    """The 16-bit gradient loops must equal the float32 kernel followed by one round-to-nearest-even."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     for dtype in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)):
         x = (rng.standard_normal(5000) * 4).astype(dtype)
-        x32 = x.astype(np.float32)
-        args, args32 = ((x, np.ones_like(x)), (x32, np.ones_like(x32))) if name.endswith("_grad") else \
-            ((x,), (x32,))
-        assert np.array_equal(uf[name](*args).view(np.uint16), uf[name](*args32).astype(dtype).view(np.uint16))
+        dy = rng.standard_normal(5000).astype(dtype)
+        x32, dy32 = x.astype(np.float32), dy.astype(np.float32)
+        assert np.array_equal(uf[name](x, dy).view(np.uint16), uf[name](x32, dy32).astype(dtype).view(np.uint16))
 
 
 def test_half_specials_and_conversions():
@@ -84,19 +85,35 @@ def test_integers_small_follow_numpy_exp():
 
 
 @pytest.mark.parametrize("name", NAMES[:3])
-def test_forward_table_equals_computed_path_for_every_pattern(uf, name):
+def test_forward_is_the_float64_result_rounded_once_for_every_pattern(uf, name):
     """16-bit forward calls look results up in a table filled at import: every bit pattern (NaNs and
-    infinities included), contiguous, strided and in place, must give the float32 result rounded once."""
+    infinities included), contiguous, strided, in place and with a bias, must give the float64 kernel's result
+    rounded once to the 16-bit type."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     for dtype in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)):
         x = np.arange(1 << 16, dtype=np.uint16).view(dtype)
         with np.errstate(all="ignore"):
-            want = uf[name](x.astype(np.float32)).astype(dtype).view(np.uint16)
+            y64 = uf[name](x.astype(np.float64))
+            # one rounding from float64: NumPy's float16 conversion is direct; for bfloat16, float32 by
+            # round-to-odd first (exact where float32 holds the value, else its last bit set)
+            if dtype == np.float16:
+                want = y64.astype(np.float16)
+            else:
+                f = y64.astype(np.float32)
+                f = np.where(np.abs(f.astype(np.float64)) > np.abs(y64), np.nextafter(f, np.float32(0)), f)
+                u = f.view(np.uint32) | ((f.astype(np.float64) != y64) & np.isfinite(y64)).astype(np.uint32)
+                want = u.view(np.float32).astype(dtype)
+        want = want.view(np.uint16)
         nan = np.isnan(want.view(dtype).astype(np.float32))
-        for got in (uf[name](x), uf[name](np.repeat(x, 3)[::3]), uf[name](x.copy(), out=None)):
+        xi = x.copy()
+        uf[name](xi, out=xi)
+        for got in (uf[name](x), uf[name](np.repeat(x, 3)[::3]), xi):
             got = got.view(np.uint16)
             assert np.array_equal(got[~nan], want[~nan]), (name, dtype)
             assert np.isnan(got[nan].view(dtype).astype(np.float32)).all()
-        xi = x.copy()
-        uf[name](xi, out=xi)
-        assert np.array_equal(xi.view(np.uint16)[~nan], want[~nan])
+        # fused bias (x + -0.0 is x itself, -0.0 included), 2-D so the bias runs along the last axis
+        fg_name = {"gelu": "none", "gelu_tanh": "tanh", "gelu_sigmoid": "sigmoid"}[name]
+        ok = ~nan
+        xs = x[ok][: (ok.sum() // 256) * 256].reshape(-1, 256)
+        got = fastgelu.gelu(xs, fg_name, bias=np.full(256, -0.0, dtype))
+        assert np.array_equal(got.view(np.uint16).ravel(), want[ok][: xs.size])
