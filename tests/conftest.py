@@ -35,25 +35,7 @@ def available_memory():
     return None
 
 
-def vendored_openmp():
-    """The OpenMP runtime an auditwheel-repaired wheel carries (renamed, in fastgelu.libs/), or None."""
-    import glob
-
-    import fastgelu
-    libs = os.path.join(os.path.dirname(os.path.dirname(fastgelu.__file__)), "fastgelu.libs")
-    found = glob.glob(os.path.join(libs, "libgomp*"))
-    return found[0] if found else None
-
-
 def pytest_collection_modifyitems(config, items):
-    vendored = vendored_openmp()
-    if vendored:
-        # A wheel's libgomp has a hashed soname, so PyTorch's own libgomp loads beside it (as with
-        # scikit-learn's wheels): two runtimes, which this test (written for a source build) counts as one.
-        mark = pytest.mark.xfail(strict=True, reason=f"wheel carries its own OpenMP runtime {vendored}")
-        for item in items:
-            if item.originalname == "test_torch_shares_one_openmp_runtime":
-                item.add_marker(mark)
     if config.getoption("--run-huge"):
         avail = available_memory()
         if avail is None or avail >= HUGE_BYTES:
