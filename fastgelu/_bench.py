@@ -98,6 +98,17 @@ def ort_fastgelu(x):
     return run
 
 
+def settle():
+    """Call after timing ONNX Runtime, with its session dropped. ORT's intra-op workers spin after each run
+    (session.intra_op.allow_spinning): fastgelu calls made then find a core taken, and its back-off (README,
+    Threads) keeps them on fewer threads for up to a second. Measured (Xeon, 2 threads, 256K tanh forward):
+    262 us right after ORT runs, 93-108 us once it has settled. Waiting out the back-off keeps each library's
+    figure its own."""
+    import gc
+    gc.collect()
+    time.sleep(1.1)
+
+
 def median_time(fn, min_round=0.02, rounds=7):
     """Median seconds per call over `rounds` rounds, each long enough to be timed reliably."""
     fn()
@@ -145,6 +156,8 @@ def row(variant, direction, dtype, n, sigma=1, torch=None, rounds=7):
         oc = ort_fastgelu(x)
         if oc is not None:
             res["onnxruntime"] = n / median_time(oc, rounds=rounds) / 1e9
+            del oc
+            settle()
     return res
 
 

@@ -140,9 +140,14 @@ cdef int _backoff_cap = 0                    # threads allowed while backing off
 cdef long long _backoff_until = 0            # fg_now_ns() when the cap ends
 cdef long long _backoff_ns = 0               # length of the last back-off (doubles while late)
 cdef long long QUIET_NS = 2000000000         # 2 s without a late call: start again from BACKOFF_MIN_NS
+cdef int QUIET_CALLS = 32                    # or this many team calls on time in a row (fast calls on a VM
+                                             # meet a lone late one every ~1,500: ~0.3 s at 150 us a call,
+                                             # so the 2 s alone kept one back-off feeding the next forever)
+cdef int _on_time = 0                        # team calls on time since the last late one
 cdef int _strikes = 0                        # late calls in a row
 cdef long long _last_late = 0                # fg_now_ns() of the last late call
 cdef long long _late_calls = 0, _team_calls = 0
+cdef int _judged_nt = 0                      # team size of the last parallel call (see team_report)
 
 
 cdef inline int threads_for(npy_intp n) noexcept nogil:
@@ -167,6 +172,7 @@ cdef inline int threads_for(npy_intp n) noexcept nogil:
 cdef inline void team_report(const fg_team* t) noexcept nogil:
     """After a parallel call: back off when its slowest piece ended far behind its fastest."""
     global _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
+    global _judged_nt, _on_time
     cdef long long first = 0, last = 0, e
     cdef int i
     for i in range(t.nt):
@@ -181,16 +187,23 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
     _team_calls += 1
     if not _adaptive:
         return
+    if t.nt != _judged_nt:
+        # the first call with a new team size starts its threads (libgomp creates them lazily): its late
+        # workers say nothing about the machine (measured: the first call of a process 3-6x a quiet one)
+        _judged_nt = t.nt
+        return
     cdef long long now = fg_now_ns()
     # the fastest piece is what a piece costs; the team is late when the call took 1.5x that (plus slack)
     if 2 * (last - t.t0) <= 3 * (first - t.t0) + 2 * LATE_SLACK_NS:
         _strikes = 0
+        _on_time += 1
         if _backoff_cap > 0 and now >= _backoff_until:
             _backoff_cap = 0      # the whole team ran on time after a back-off
-        if _backoff_ns > 0 and now - _last_late > QUIET_NS:
+        if _backoff_ns > 0 and (now - _last_late > QUIET_NS or _on_time >= QUIET_CALLS):
             _backoff_ns = 0       # and nothing was late for long: the machine is quiet again
         return
     _late_calls += 1
+    _on_time = 0
     _last_late = now
     # on a quiet machine a lone late call is noise (an interrupt, a daemon waking up): two in a row are
     # needed, unless calls were late recently (then one whole-team call that ran on time was luck)
@@ -237,11 +250,12 @@ def _backoff(adaptive=None, late=None, reset=False):
     """Back-off state and test hooks. adaptive: turn it on/off; late=(start, ends, nt): report a parallel
     call's clock (fg_now_ns values) as the loops do; reset: forget any back-off. Returns the state."""
     global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
+    global _judged_nt, _on_time
     cdef fg_team t
     if adaptive is not None:
         _adaptive = bool(adaptive)
     if reset:
-        _backoff_cap = _strikes = 0
+        _backoff_cap = _strikes = _on_time = 0
         _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = 0
     if late is not None:
         start, ends, nt = late

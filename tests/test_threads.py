@@ -77,6 +77,7 @@ def kernels():
     before = fastgelu.get_num_threads()
     k._backoff(adaptive=True, reset=True)
     fastgelu.set_num_threads(2)  # a team of 2 even on a 1-CPU machine
+    on_time(k)                   # its first call (not judged: see test_first_call_of_a_team_size...)
     yield k
     k._backoff(adaptive=True, reset=True)
     fastgelu.set_num_threads(before)
@@ -120,9 +121,32 @@ def test_backoff_expires_then_doubles_while_late(kernels):
     assert fastgelu.get_num_threads() == 2
 
 
+def test_first_call_of_a_team_size_is_not_judged(kernels):
+    late(kernels, nt=3)                        # a new team size: its threads were just started
+    assert late(kernels, nt=3)["cap"] == 0     # so this is the first strike, not the second
+    assert late(kernels, nt=3)["cap"] == 1
+
+
+def test_backoff_memory_fades_after_calls_on_time(kernels):
+    late(kernels)
+    late(kernels)                              # backed off: a lone late call now backs off again at once
+    import time
+    time.sleep(0.12)
+    for _ in range(31):
+        on_time(kernels)
+    assert late(kernels)["cap"] == 1           # 31 calls on time since: still a recently busy machine
+    time.sleep(0.21)
+    for _ in range(32):
+        on_time(kernels)                       # 32 on time: the machine is quiet again
+    assert late(kernels)["cap"] == 0           # a lone late call is noise once more
+    assert late(kernels)["cap"] == 1
+
+
 def test_backoff_halves_a_larger_team(kernels):
+    on_time(kernels, nt=4)                     # the first call of a team of 4 (not judged)
     late(kernels, nt=4)
     assert late(kernels, nt=4)["cap"] == 2
+    late(kernels, nt=2)                        # the team of 2 it now runs: first call not judged
     assert late(kernels, nt=2)["cap"] == 1
 
 

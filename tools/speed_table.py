@@ -67,6 +67,8 @@ def child(threads, rounds):
                 oc = _bench.ort_fastgelu(x)
                 if oc is not None:
                     r["onnxruntime"] = N / _bench.median_time(oc, rounds=rounds) / 1e9
+                    del oc
+                    _bench.settle()
             res[key] = r
     big = 1 << 26
     for spread in ("s1", "s3"):
