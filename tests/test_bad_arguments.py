@@ -392,27 +392,21 @@ def test_wrapper_bad_keywords_are_type_errors_and_out_untouched(entry):
     assert_untouched(out, before, "out after bad positional")
 
 
-@pytest.mark.parametrize("bad", ["complex128 array", "str", "dict", "ragged list", "object array of floats",
-                                 "datetime64"])
+BAD_BIAS = [(TypeError, BAD[k], k) for k in ["complex128 array", "str", "dict", "ragged list",
+                                              "object array of floats", "datetime64"]]
+BAD_BIAS += [(ValueError, np.ones(shape, np.float32), f"shape {shape}") for shape in [(3,), (5,), (4, 1), (3, 4), ()]]
+
+
+@pytest.mark.parametrize("error, bias", [b[:2] for b in BAD_BIAS], ids=[b[2] for b in BAD_BIAS])
 @pytest.mark.parametrize("func", ["gelu", "gelu_grad"])
-def test_bad_bias_is_type_error_naming_bias_and_out_untouched(func, bad):
+def test_bad_bias_raises_naming_bias_and_out_untouched(func, error, bias):
+    """A bias of a wrong type is a TypeError, of a wrong shape (x is 3 x 4) a ValueError; out unwritten."""
     x = sample(np.float32, 12).reshape(3, 4)
     out = sentinel((3, 4), np.float32)
     before = out.copy()
-    with pytest.raises(TypeError, match=rf"^{func}: bias "):
-        getattr(fastgelu, func)(x, bias=BAD[bad], out=out)
-    assert_untouched(out, before, "out after bad bias")
-
-
-@pytest.mark.parametrize("bias_shape", [(3,), (5,), (4, 1), (3, 4), ()], ids=str)
-@pytest.mark.parametrize("func", ["gelu", "gelu_grad"])
-def test_bias_of_wrong_shape_is_value_error_and_out_untouched(func, bias_shape):
-    x = sample(np.float32, 12).reshape(3, 4)
-    out = sentinel((3, 4), np.float32)
-    before = out.copy()
-    with pytest.raises(ValueError, match=rf"^{func}: bias "):
-        getattr(fastgelu, func)(x, bias=np.ones(bias_shape, np.float32), out=out)
-    assert_untouched(out, before, "out after bad bias shape")
+    with pytest.raises(error, match=rf"^{func}: bias "):
+        getattr(fastgelu, func)(x, bias=bias, out=out)
+    assert_untouched(out, before, "out after a bad bias")
 
 
 @pytest.mark.parametrize("func", ["gelu", "gelu_grad"])

@@ -52,24 +52,15 @@ def mixed_chunks(rng, count=90):
     return x
 
 
+@pytest.mark.parametrize("inputs", ["piece boundaries", "mixed chunks"])
 @pytest.mark.parametrize("name", NAMES)
-def test_piece_boundaries_within_4_ulp(uf, name):
+def test_within_4_ulp(uf, name, rng, inputs):
     pytest.importorskip("mpmath")
-    x = boundary_inputs()
+    x = boundary_inputs() if inputs == "piece boundaries" else mixed_chunks(rng, 40)
     ref, scale = ref_mp(name, x)
     err = ulp_error(call(uf, name, x), ref, scale, np.float64)
     i = int(np.argmax(err))
-    assert err[i] <= 4, f"{name}: {err[i]:.3f} ULP at x = {x[i]!r}"
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_mixed_chunks_within_4_ulp(uf, name, rng):
-    pytest.importorskip("mpmath")
-    x = mixed_chunks(rng, 40)
-    ref, scale = ref_mp(name, x)
-    err = ulp_error(call(uf, name, x), ref, scale, np.float64)
-    i = int(np.argmax(err))
-    assert err[i] <= 4, f"{name}: {err[i]:.3f} ULP at x = {x[i]!r}"
+    assert err[i] <= 4, f"{name} on {inputs}: {err[i]:.3f} ULP at x = {x[i]!r}"
 
 
 @pytest.mark.parametrize("name", NAMES)
