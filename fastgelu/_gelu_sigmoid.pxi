@@ -47,7 +47,8 @@ cdef extern from *:
     #define FG_C2_LO (-9.96930880911092e-17)
     #define FG_A_HI 0.044715
     #define FG_A_LO 2.1960211427085595e-18
-    #define FG_A3 0.134145                      /* 3*0.044715: w' needs only relative accuracy */
+    #define FG_A3 0.134145                      /* 3*0.044715 = FG_A3 + FG_A3_LO */
+    #define FG_A3_LO 1.3526957332032908e-17
     #define FG_K_HI 1.702
     #define FG_K_LO 4.263256414560601e-17
     #define FG_S 100.0                          /* float64 tail scaling exponent */
@@ -58,6 +59,7 @@ cdef extern from *:
     const double _A_HI "FG_A_HI"
     const double _A_LO "FG_A_LO"
     const double _A3 "FG_A3"
+    const double _A3_LO "FG_A3_LO"
     const double _K_HI "FG_K_HI"
     const double _K_LO "FG_K_LO"
     const double _S "FG_S"
@@ -169,12 +171,32 @@ cdef inline double _fin64(double x, double T, vtag v) noexcept nogil:
     # x >= 0: x/(1+t);  x < 0: -|x| T/(1+t) 2^-S  (|x| clamped: -inf*T would be NaN when T = 0)
     return (sel(pos, x, -(xa * T)) / fg_fma(T, _INV_2S, 1.0)) * sel(pos, 1.0, _INV_2S)
 
-cdef inline double _p64(double xa, vtag v) noexcept nogil:
-    # |x| w'(|x|): tanh as C2*(x + 3a x^3) (the small term's roundings are damped by its weight)
-    if vtag is _TanhP:
-        return _C2_HI * fg_fma(_A3 * xa * xa, xa, xa)
+cdef inline dd_t _p64(double xa, vtag v) noexcept nogil:
+    # |x| w'(|x|) as hi + lo. In the negative tail the gradient is ~ -sigma * p, so p's error is the
+    # result's: without FMA, plain double (5 roundings) reached 5 ulp at x = -6.825, so p is carried in
+    # double-double there; with FMA plain double keeps 4 ulp, and double-double cost 5-12% of the speed.
+    cdef dd_t p, q, r
+    if FG_HAVE_FMA:
+        if vtag is _TanhP:
+            q.hi = _C2_HI * fg_fma(_A3 * xa * xa, xa, xa)
+        else:
+            q.hi = _K_HI * xa
+        q.lo = 0.0
+        return q
+    if vtag is _TanhP:                         # C2 x (1 + 3a x^2)
+        p = two_prod(xa, xa)
+        q = two_prod(_A3, p.hi)
+        q.lo = q.lo + fg_fma(_A3, p.lo, _A3_LO * p.hi)
+        r = two_sum(1.0, q.hi)
+        r.lo = r.lo + q.lo
+        p = two_prod(xa, r.hi)
+        p.lo = fg_fma(xa, r.lo, p.lo)
+        q = two_prod(_C2_HI, p.hi)
+        q.lo = q.lo + fg_fma(_C2_HI, p.lo, _C2_LO * p.hi)
     else:
-        return _K_HI * xa
+        q = two_prod(_K_HI, xa)
+        q.lo = fg_fma(_K_LO, xa, q.lo)
+    return q
 
 cdef inline double _fin64_grad(double x, double T, vtag v) noexcept nogil:
     # Error budget (ulps of max(|sigma|, |x w' sigma (1-sigma)|), the measure of the contract): with
@@ -187,9 +209,16 @@ cdef inline double _fin64_grad(double x, double T, vtag v) noexcept nogil:
     cdef double de = (1.0 - d) + t                 # 1 + t == d + de exactly (0 <= t <= 1)
     cdef double s0 = 1.0 / d
     cdef double s = fg_fma(-s0 * s0, de, s0)       # 1/(d + de) to ~0.5 ulp
-    cdef double p = _p64(xa, v)
-    # x >= 0: s (1 + p t s);  x < 0: t s (1 - p s), t s carried as T s (times 2^S) in the tail
-    cdef double h = fg_fma(sel(pos, p * t, -p), s, 1.0)
+    cdef dd_t p = _p64(xa, v)
+    # x >= 0: s (1 + p t s);  x < 0: t s (1 - p s), t s carried as T s (times 2^S) in the tail.
+    # Without FMA, 1 - p s = (1 - p) + p t s, since 1 - s = t s: 1 - p.hi is exact for p.hi >= 1/2, so
+    # only the small last term and one addition round (p*s rounded alone cost up to 1/2 ulp of p)
+    cdef double h, hn
+    if FG_HAVE_FMA:                            # one rounding already
+        h = fg_fma(sel(pos, p.hi * t, -p.hi), s, 1.0)
+    else:
+        hn = ((1.0 - p.hi) - p.lo) + p.hi * (t * s)
+        h = sel(pos, (p.hi * t) * s + 1.0, hn)
     # sigma * h = (1 or T) * h / (d + de): one division by d, then the first-order correction for de
     cdef double y1 = (sel(pos, 1.0, T) * h) / d
     return fg_fma(-y1, de * s0, y1) * sel(pos, 1.0, _INV_2S)

@@ -51,3 +51,18 @@ def test_dip_and_zero_crossing_of_gradient(uf):
     assert abs(x[np.argmin(uf["gelu"](x))] + 0.7517915) < 2e-6  # root of Phi(x) + x*phi(x)
     g = uf["gelu_grad"](x, np.ones_like(x))
     assert np.all(np.diff(np.sign(g))[np.abs(x[1:] + 0.7518) > 1e-3] == 0)
+
+
+# float64 inputs once found beyond the bound (tools/check_f64.py), kept as regressions for every build
+FLOAT64_FOUND = {"gelu_tanh_grad": [-6.825133048983286, -4.09, 1.2077401342281375, 1.0652696684137202],
+                 "gelu_sigmoid_grad": [2.125367694038127, -1.8701546362200439]}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT64_FOUND))
+def test_float64_inputs_once_beyond_4_ulp(uf, name):
+    pytest.importorskip("mpmath")
+    from fastgelu._reference import ref_mp
+    x = np.array(FLOAT64_FOUND[name])
+    ref, scale = ref_mp(name, x)
+    err = ulp_error(uf[name](x, np.ones_like(x)), ref, scale, np.float64)
+    assert err.max() <= BOUND[np.float64], f"{name}: {err.max():.3f} ULP at x = {x[err.argmax()]!r}"
