@@ -95,13 +95,18 @@ def extensions():
         base += growth
     if sys.platform == "win32":
         base = ["/O2"]
+    macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
+    # experimental: the float32 exact forward's inputs beyond |x| = 3 in float32 arithmetic (fastgelu/
+    # _gelu_exact.pxi, "float32 forward"); off by default
+    if os.environ.get("FASTGELU_F32_FAR", "") not in ("", "0"):
+        macros.append(("FASTGELU_F32_FAR", "1"))
     exts = []
     for isa in isa_levels():
         stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")
         exts.append(Extension(
             f"fastgelu._kernels_{isa}", [stub],
             include_dirs=[np.get_include()],
-            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            define_macros=macros,
             extra_compile_args=base + ISA_FLAGS[isa] + [f for f in omp if f != "-lomp"],
             extra_link_args=omp,
         ))
