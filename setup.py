@@ -97,9 +97,11 @@ def extensions():
         base = ["/O2"]
     macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
     # experimental: the float32 exact forward's inputs beyond |x| = 3 in float32 arithmetic (fastgelu/
-    # _gelu_exact.pxi, "float32 forward"); off by default
-    if os.environ.get("FASTGELU_F32_FAR", "") not in ("", "0"):
-        macros.append(("FASTGELU_F32_FAR", "1"))
+    # _gelu_exact.pxi, "float32 forward"); FASTGELU_F32_ALL: the AVX-512 build uses it for every input; off by
+    # default
+    for flag in ("FASTGELU_F32_FAR", "FASTGELU_F32_ALL"):
+        if os.environ.get(flag, "") not in ("", "0"):
+            macros.append((flag, "1"))
     exts = []
     for isa in isa_levels():
         stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")
