@@ -42,7 +42,8 @@
 # time (scattering the results), chunks with more than 16 compute all 32 lanes in place (masked store);
 # AVX2 keeps the scalar queue (_GxDefer) with this kernel for the flush.  Measured (Xeon, 256K, 1 thread,
 # against the double full path): sigma=3 +21% (AVX-512) / +25% (AVX2), U(-8,8) +32% / +35%, sigma=1 -2% /
-# -5%, hence off.  The kernel for every input costs ~47 vector operations per 16 lanes (9 permutes, 19 for
+# -5% (later runs: AVX-512 -1..-4%, AVX2 +0..+4%; 2 threads AVX-512 U(-8,8) +35%), hence off.  AVX2 far
+# kernel: 56 instructions per 8 lanes (callgrind).  The kernel for every input costs ~47 vector operations per 16 lanes (9 permutes, 19 for
 # exp): 1.9 Gelem/s (AVX-512) against 2.2-2.4 for the double central polynomial, and 0.67 (AVX2, two
 # permutes and a blend per coefficient for 16 entries) against 1.5, so it does not replace the central
 # piece.  FASTGELU_F32_ALL=1 makes the AVX-512 build use the kernel for every float32 input (the bits of
@@ -580,7 +581,7 @@ cdef extern from *:
                                   _mm512_extractf32x8_ps(r, 1), 1);
     }
     /* queue the lanes of `far` (bit j: x[j], destination y + j) */
-    static inline void gx_fq_push32(gx_fq* q, const float* x, float* y, unsigned int far) {
+    static __attribute__((noinline)) void gx_fq_push32(gx_fq* q, const float* x, float* y, unsigned int far) {
         const __m512i step = _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28);
         int k = q->k;
         for (int h = 0; h < 32; h += 16) {
