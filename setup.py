@@ -95,13 +95,20 @@ def extensions():
         base += growth
     if sys.platform == "win32":
         base = ["/O2"]
+    macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
+    # experimental: the float32 exact forward's inputs beyond |x| = 3 in float32 arithmetic (fastgelu/
+    # _gelu_exact.pxi, "float32 forward"); FASTGELU_F32_ALL: the AVX-512 build uses it for every input; off by
+    # default
+    for flag in ("FASTGELU_F32_FAR", "FASTGELU_F32_ALL"):
+        if os.environ.get(flag, "") not in ("", "0"):
+            macros.append((flag, "1"))
     exts = []
     for isa in isa_levels():
         stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")
         exts.append(Extension(
             f"fastgelu._kernels_{isa}", [stub],
             include_dirs=[np.get_include()],
-            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            define_macros=macros,
             extra_compile_args=base + ISA_FLAGS[isa] + [f for f in omp if f != "-lomp"],
             extra_link_args=omp,
         ))

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Coefficients of the float32-arithmetic exact GELU forward (fastgelu/_gelu_exact.pxi, "float32 forward").
+
+With a = |x|:  a*Phi(-a) = exp(-a^2/2) * T(a),  T(a) = a*Phi(-a)*exp(a^2/2)  (T(0) = 0, T'(0) = 1/2,
+T -> 1/sqrt(2 pi)).  The kernel evaluates T piecewise on 16 intervals of a (widths 1/4 near 0 up to 2 near
+15, chosen by the bits of a + 1) as  T = H + (C0 + u*(C1 + ... + u*C6)),  u = a - L (exact), where H = T(L)
+rounded to float (an exact lead; C0 holds its small remainder) and, on [0, 1/4), H = u/2 (exact) with
+C0 = C1 = 0.  The float Horner errors then sit in the small part.  exp(-a^2/2) = 2^mn * 2^f with
+2^f = 1 + f*Q(f), Q = Q0 + f*(Q1 + ...).
+
+Method (as tools/fit_exact.py): weighted minimax by Lawson's iteration on Chebyshev nodes, values from
+mpmath; coefficients are rounded to float32 one at a time from the lowest order, each rounding followed by
+a refit of the higher ones, so the rounding is part of the fit.  Weight: relative error of T (of 2^f).
+Run: python tools/fit_gelu_f32.py [--write fastgelu/_gelu_exact.pxi]
+"""
+import re
+import sys
+import numpy as np
+import mpmath as mp
+
+mp.mp.dps = 30
+DEG = 6           # T per interval
+QDEG = 5          # Q: 2^f = 1 + f*Q(f), |f| <= 1/2 (+ slack)
+# interval index = (bits(a + 1) >> 21) & 15: 4 intervals per octave of a + 1
+def intervals():
+    out = {}
+    for e in range(4):                     # a + 1 in [2^e, 2^(e+1))
+        for k in range(4):
+            lo = 2.0 ** e * (1 + k / 4) - 1
+            hi = 2.0 ** e * (1 + (k + 1) / 4) - 1
+            idx = (((127 + e) << 2) | k) & 15
+            out[idx] = (lo, hi)
+    return out
+
+
+def T(a):
+    a = mp.mpf(a)
+    return a * mp.ncdf(-a) * mp.exp(a * a / 2) if a else mp.mpf(0)
+
+
+def f32(v):
+    return float(np.float32(v))
+
+
+def lawson(A, b, iters=200):
+    u = np.ones(len(b)) / len(b)
+    best = None
+    for _ in range(iters):
+        su = np.sqrt(u)
+        c, *_ = np.linalg.lstsq(A * su[:, None], b * su, rcond=None)
+        e = A @ c - b
+        m = np.max(np.abs(e))
+        if best is None or m < best[1]:
+            best = (c, m)
+        u = u * np.abs(e) + 1e-300
+        u /= u.sum()
+    return best[0]
+
+
+def fit_rounded(us, target, weight, order, deg):
+    """Minimise max |weight*(sum_k c_k u^k - target)| over the powers k in `order`; the coefficients are
+    rounded to float one at a time in that order, the others refitted after each rounding."""
+    fixed = {}
+    w = np.array([float(x) for x in weight])
+    uf = np.array([float(u) for u in us])
+    for n, k in enumerate(order):
+        free = order[n:]
+        r = [t - sum(mp.mpf(c) * u ** j for j, c in fixed.items()) for t, u in zip(target, us)]
+        rf = np.array([float(x) for x in r])
+        sc = max(abs(uf)) or 1.0
+        A = np.stack([(uf / sc) ** j for j in free], axis=1) * w[:, None]
+        c = lawson(A, rf * w) / sc ** np.array(free)
+        fixed[k] = f32(c[0])
+    err = max(abs(float(wt * (sum(mp.mpf(c) * u ** j for j, c in fixed.items()) - t)))
+              for u, t, wt in zip(us, target, weight))
+    return [fixed.get(k, 0.0) for k in range(deg + 1)], err
+
+
+def fit_T(lo, hi, n=160):
+    L = mp.mpf(lo)
+    th = np.linspace(0, np.pi, n)
+    us = [(mp.mpf(hi) - L) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
+    us = [u for u in us if L + u > 0] + [mp.mpf(hi - lo) * mp.mpf("1.0001")]   # slight overlap above
+    ts = [T(L + u) for u in us]
+    if lo == 0:   # lead = u/2, c0 = c1 = 0
+        target = [t - u / 2 for t, u in zip(ts, us)]
+        c, err = fit_rounded(us, target, [1 / t for t in ts], list(range(2, DEG + 1)), DEG)
+        return 0.0, c, err
+    # T = c0 + (l + u*(c1 + ...)): c0 = T(L) rounded to float (exact lead), l its small remainder; the
+    # linear coefficient is rounded first so that l and the higher ones absorb its rounding
+    c0 = f32(T(L))
+    target = [t - c0 for t in ts]
+    c, err = fit_rounded(us, target, [1 / t for t in ts], [1, 0] + list(range(2, DEG + 1)), DEG)
+    return c0, c, err
+
+
+def fit_Q(n=200):
+    th = np.linspace(0, np.pi, n)
+    H = mp.mpf("0.5001")
+    fs = [H * mp.cos(mp.mpf(t)) for t in th]
+    fs = [f if f else mp.mpf("1e-30") for f in fs]
+    # 2^f - 1 = sum_k q_k f^(k+1); weight: relative error of 2^f
+    target = [mp.power(2, f) - 1 for f in fs]
+    c, err = fit_rounded(fs, target, [1 / mp.power(2, f) for f in fs], list(range(1, QDEG + 2)), QDEG + 1)
+    return c[1:], err
+
+
+def emit():
+    iv = intervals()
+    rows = []
+    errs = []
+    for idx in range(16):
+        lo, hi = iv[idx]
+        h, c, err = fit_T(lo, hi)
+        rows.append([h] + c)
+        errs.append(err)
+        print(f"# interval {idx:2d} a in [{lo:5.2f}, {hi:5.2f}): max rel error {err:.2e}", file=sys.stderr)
+    q, qerr = fit_Q()
+    print(f"# 2^f: max rel error {qerr:.2e}", file=sys.stderr)
+    k = mp.log(2) ** -1 / 2    # log2(e)/2
+    kh = f32(k)
+    kl = f32(k - kh)
+    lines = ["    /* BEGIN GENERATED by tools/fit_gelu_f32.py --write (do not edit by hand) */",
+             f"    /* T on 16 intervals, degree {DEG}, max relative error {max(errs):.2e}; 2^f = 1 + f*Q(f), "
+             f"max relative error {qerr:.2e} */",
+             f"    #define GX_F_KH {kh!r}f    /* log2(e)/2 = GX_F_KH + GX_F_KL */",
+             f"    #define GX_F_KL {kl!r}f"]
+    for j, v in enumerate(q):
+        lines.append(f"    #define GX_F_Q{j} {v!r}f")
+    lines.append("    /* per interval, by index (bits(a + 1) >> 21) & 15: T = H + (C0 + u*(C1 + ... + u*C6)), "
+                 "u = a - L */")
+    for k in range(DEG + 2):
+        vals = ", ".join(f"{rows[i][k]!r}f" for i in range(16))
+        name = "H" if k == 0 else f"C{k - 1}"
+        lines.append(f"    static const float GX_F_{name}[16] __attribute__((aligned(64))) = {{{vals}}};")
+    vals = ", ".join(f"{iv[i][0]!r}f" for i in range(16))
+    lines.append(f"    static const float GX_F_L[16] __attribute__((aligned(64))) = {{{vals}}};")
+    lines.append("    /* END GENERATED */")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    text = emit()
+    if len(sys.argv) > 2 and sys.argv[1] == "--write":
+        path = sys.argv[2]
+        src = open(path).read()
+        b = src.index("    /* BEGIN GENERATED by tools/fit_gelu_f32.py")
+        e = src.index("    /* END GENERATED */\n", b) + len("    /* END GENERATED */\n")
+        open(path, "w").write(src[:b] + text + src[e:])
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""The float32-arithmetic exact GELU kernel of fastgelu/_gelu_exact.pxi ("float32 forward"), compiled alone
+for every input (GX_F_ALL_INPUTS), so that tools/sweep_f32.py can check it on all 2^32 inputs:
+
+  python tools/sweep_f32.py --module gelu_f32_kernel --only gelu              # AVX-512 build of the kernel
+  GX_KERNEL_ISA=avx2 python tools/sweep_f32.py --module gelu_f32_kernel --only gelu
+
+The package uses this kernel only for |x| > 3 (the lanes a chunk queues or merges), which the package sweep
+sees; this checks the kernel on every input, central ones included.  The C text is taken from the .pxi (the
+docstring of the `cdef extern from *` block that defines GX_F32_SIMD) and built with $CC.
+"""
+import ctypes
+import hashlib
+import os
+import subprocess
+import tempfile
+import textwrap
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FLAGS = {"avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma"],
+         "avx2": ["-mavx2", "-mfma"]}
+
+
+def kernel_source():
+    src = open(os.path.join(HERE, "..", "fastgelu", "_gelu_exact.pxi")).read()
+    i = src.index("#define GX_F32_SIMD 1")
+    b = src.rindex('"""', 0, i) + 3
+    e = src.index('"""', i)
+    return "#define GX_F_ALL_INPUTS 1\n" + textwrap.dedent(src[b:e]) + (
+        "\nvoid gelu_all(const float* x, float* y, long n) { gx_f_gelu_block(x, y, n); }\n")
+
+
+def build(isa):
+    code = kernel_source()
+    tag = hashlib.sha1((isa + code).encode()).hexdigest()[:12]
+    lib = os.path.join(tempfile.gettempdir(), f"fastgelu_f32_kernel_{isa}_{tag}.so")
+    if not os.path.exists(lib):
+        with tempfile.TemporaryDirectory() as tmp:
+            c = os.path.join(tmp, "k.c")
+            with open(c, "w") as f:
+                f.write(code)
+            out = os.path.join(tmp, "k.so")
+            cc = os.environ.get("CC", "cc").split()
+            subprocess.run(cc + ["-O2", "-fPIC", "-shared", c, "-o", out] + FLAGS[isa], check=True)
+            os.replace(out, lib)          # atomic: sweep workers may build at once
+    return lib
+
+
+_lib = ctypes.CDLL(build(os.environ.get("GX_KERNEL_ISA", "avx512")))
+_lib.gelu_all.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
+
+
+def gelu(x):
+    x = np.ascontiguousarray(x, np.float32)
+    y = np.empty_like(x)
+    _lib.gelu_all(x.ctypes.data, y.ctypes.data, x.size)
+    return y
