@@ -24,9 +24,9 @@
 #   runtime alias check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
-# float32 forward in float32 arithmetic (issue 11; EXPERIMENTAL, compiled in only with FASTGELU_F32_FAR=1 or
-# FASTGELU_F32_ALL=1 at build time, AVX-512 and AVX2+FMA builds).  One branch-free kernel, exact for every input on its own
-# (tools/gelu_f32_kernel.py sweeps it alone: all 2^32 inputs 1.478 ulp at x = -1.8318168, both ISAs):
+# float32 forward in float32 arithmetic (AVX-512 and AVX2+FMA builds; the baseline build keeps double).
+# One branch-free kernel, within 1.478 ulp for every input on its own (tools/gelu_f32_kernel.py sweeps it
+# alone: all 2^32 inputs, worst x = -1.8318168, both ISAs):
 #   a = min(|x|, 14.99) (NaN passes);  F = a*Phi(-a) = exp(-a^2/2)*T(a);  y = max(-0.0, x) - F.
 #   exp(-a^2/2) = 2^mn * 2^f with a^2 = s + sl (FMA), z = a^2 log2(e)/2 as zh + zl (constant as a float pair),
 #     mn = round(-zh), f = (-zh - mn) - zl; 2^f - 1 = f*Q0 + f^2*P(f), the leading f*Q0 formed from the
@@ -38,15 +38,17 @@
 #   F = 2^mn * (H + (v + q*(H + v))), q = 2^f - 1, v the polynomial part: the float roundings sit in the
 #     small terms.  2^mn by scalef (AVX-512) or 2^(mn+64) then 2^-64 (AVX2): a subnormal F rounds once.
 # The package uses it for the inputs with |x| > 3 only (the central double polynomial keeps |x| <= 3, so
-# each input's bits depend on x alone): AVX-512 queues them with compress instructions and computes 16 at a
-# time (scattering the results), chunks with more than 16 compute all 32 lanes in place (masked store);
-# AVX2 keeps the scalar queue (_GxDefer) with this kernel for the flush.  Measured (Xeon, 256K, 1 thread,
-# against the double full path): sigma=3 +21% (AVX-512) / +25% (AVX2), U(-8,8) +32% / +35%, sigma=1 -2% /
-# -5% (later runs: AVX-512 -1..-4%, AVX2 +0..+4%; 2 threads AVX-512 U(-8,8) +35%), hence off.  AVX2 far
-# kernel: 56 instructions per 8 lanes (callgrind).  The kernel for every input costs ~47 vector operations per 16 lanes (9 permutes, 19 for
-# exp): 1.9 Gelem/s (AVX-512) against 2.2-2.4 for the double central polynomial, and 0.67 (AVX2, two
-# permutes and a blend per coefficient for 16 entries) against 1.5, so it does not replace the central
-# piece.  FASTGELU_F32_ALL=1 makes the AVX-512 build use the kernel for every float32 input (the bits of
+# each input's bits depend on x alone): those lanes are queued (_GxDefer) and flushed 32 at a time through
+# it, and a chunk with more than 16 of them runs the central loop and then the kernel on all 32 lanes with a
+# masked store (gx_f_gelu_far_merge).  On by default (FASTGELU_F32_FAR=0 at build time: the double full
+# path).  Measured (Xeon, 1 thread, against the double full path, AVX-512 build): 256K sigma=3 0.81 -> 0.95
+# Gelem/s, 64M sigma=3 0.66 -> 0.75, sigma=1 unchanged; AVX2 build sigma=3 +25-32%, U(-8,8) +35-45%.  An
+# AVX-512 queue filled by compress instructions and emptied by scatters was faster in cache (0.92) but
+# slower out of it (64M: 0.55), so it went.  AVX2 far kernel: 56 instructions per 8 lanes (callgrind).
+# The kernel for every input costs ~47 vector operations per 16 lanes (9 permutes, 19 for exp): 1.9 Gelem/s
+# (AVX-512) against 2.2-2.4 for the double central polynomial, and 0.67 (AVX2, two permutes and a blend per
+# coefficient for 16 entries) against 1.5, so it does not replace the central piece.
+# Experimental, off: FASTGELU_F32_ALL=1 makes the AVX-512 build use the kernel for every float32 input (the bits of
 # tools/gelu_f32_kernel.py): flat 1.8 Gelem/s on sigma=1, sigma=3 and U(-8,8) (1 thread; main 2.2 / 0.78 /
 # 0.65), but tiny inputs (|x| < ~2^-21) make subnormal intermediates (u^2, f^2): 3,072 elements iterated in
 # place down to subnormals took 48 us against 1.5.  Coefficients: tools/fit_gelu_f32.py.
@@ -368,8 +370,8 @@ cdef extern from *:
 
 cdef extern from *:
     # float32 forward in float32 arithmetic (AVX-512F, or AVX2 with FMA): see "float32 forward" in the
-    # header.  Compiled in only when FASTGELU_F32_FAR is defined (setup.py: environment variable
-    # FASTGELU_F32_FAR=1 at build time), OFF by default.  GX_F32_SIMD says whether this build has it.
+    # header.  Compiled in when FASTGELU_F32_FAR is defined (setup.py does unless the environment variable
+    # FASTGELU_F32_FAR=0 at build time).  GX_F32_SIMD says whether this build has it.
     """
     #if (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))) \
         && (defined(FASTGELU_F32_FAR) || defined(FASTGELU_F32_ALL) || defined(GX_F_ALL_INPUTS))
@@ -565,61 +567,6 @@ cdef extern from *:
     static void gx_f_gelu_far_merge(const float* x, float* y) { (void)x; (void)y; }
     #endif
 
-    /* AVX-512: a queue of the lanes with |x| > 3 met in 32-input chunks, filled by compress instructions
-       (no per-lane branch) and computed 16 at a time by the far kernel, whose results are scattered to the
-       queued addresses.  Every far input thus gets the far kernel's bits, wherever it sits. */
-    #if GX_F32_SIMD && defined(__AVX512F__)
-    #define GX_FQ 1
-    typedef struct { int k; float x[64]; long long a[64]; } gx_fq;
-    static inline void gx_fq_init(gx_fq* q) { q->k = 0; }
-    static inline void gx_fq_run(gx_fq* q, int s, int n) {            /* entries [s, s + n), n <= 16 */
-        __mmask16 m = (__mmask16)((1u << n) - 1u);
-        __m512 r = gx_f_gelu(_mm512_mask_loadu_ps(_mm512_set1_ps(4.0f), m, q->x + s), 1);
-        _mm512_mask_i64scatter_ps((void*)0, (__mmask8)m, _mm512_loadu_si512(q->a + s),
-                                  _mm512_castps512_ps256(r), 1);
-        _mm512_mask_i64scatter_ps((void*)0, (__mmask8)(m >> 8), _mm512_loadu_si512(q->a + s + 8),
-                                  _mm512_extractf32x8_ps(r, 1), 1);
-    }
-    /* queue the lanes of `far` (bit j: x[j], destination y + j) */
-    static __attribute__((noinline)) void gx_fq_push32(gx_fq* q, const float* x, float* y, unsigned int far) {
-        const __m512i step = _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28);
-        int k = q->k;
-        for (int h = 0; h < 32; h += 16) {
-            __mmask16 m = (__mmask16)(far >> h);
-            __mmask8 m0 = (__mmask8)m, m1 = (__mmask8)(m >> 8);
-            _mm512_storeu_ps(q->x + k, _mm512_maskz_compress_ps(m, _mm512_loadu_ps(x + h)));
-            __m512i a0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(y + h)), step);
-            __m512i a1 = _mm512_add_epi64(_mm512_set1_epi64((long long)(y + h + 8)), step);
-            _mm512_storeu_si512(q->a + k, _mm512_maskz_compress_epi64(m0, a0));
-            k += __builtin_popcount(m0);
-            _mm512_storeu_si512(q->a + k, _mm512_maskz_compress_epi64(m1, a1));
-            k += __builtin_popcount(m1);
-        }
-        if (k >= 16) {                      /* at most 47 queued: one or two full runs, the rest moved down */
-            int s = 0;
-            for (; k - s >= 16; s += 16)
-                gx_fq_run(q, s, 16);
-            k -= s;                         /* < 16 left: moved as one block (s >= 16: no overlap) */
-            _mm512_storeu_ps(q->x, _mm512_loadu_ps(q->x + s));
-            _mm512_storeu_si512(q->a, _mm512_loadu_si512(q->a + s));
-            _mm512_storeu_si512(q->a + 8, _mm512_loadu_si512(q->a + s + 8));
-        }
-        q->k = k;
-    }
-    static inline void gx_fq_finish(gx_fq* q) {
-        if (q->k)
-            gx_fq_run(q, 0, q->k);
-        q->k = 0;
-    }
-    #else
-    #define GX_FQ 0
-    typedef struct { int k; } gx_fq;
-    static inline void gx_fq_init(gx_fq* q) { q->k = 0; }
-    static inline void gx_fq_push32(gx_fq* q, const float* x, float* y, unsigned int far) {
-        (void)q; (void)x; (void)y; (void)far;
-    }
-    static inline void gx_fq_finish(gx_fq* q) { (void)q; }
-    #endif
     #ifndef GX_F32_ALL
     #define GX_F32_ALL 0
     #endif
@@ -629,12 +576,6 @@ cdef extern from *:
     void gx_f_gelu_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
     void gx_f_gelu_far_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
     void gx_f_gelu_far_merge(const float* x, float* y) noexcept nogil
-    const bint GX_FQ
-    ctypedef struct gx_fq:
-        int k
-    void gx_fq_init(gx_fq* q) noexcept nogil
-    void gx_fq_push32(gx_fq* q, const float* x, float* y, unsigned int far) noexcept nogil
-    void gx_fq_finish(gx_fq* q) noexcept nogil
 
 cdef enum:
     # a chunk with at most this many inputs beyond |x| = 3 runs the central loop and defers those lanes
@@ -644,9 +585,6 @@ cdef enum:
     # piece alone reached 0.96/0.73 but made 3,072 elements in place 1.2x slower (1.44 -> 1.72 us: gcc's
     # code for the tile loop changed), so the flush keeps the full path.
     _GX_PATCH_MAX = 16
-    # AVX-512 (GX_FQ): a chunk with more inputs beyond |x| = 3 than this computes them in place, 32 lanes of
-    # the far kernel and a masked store (gx_f_gelu_far_merge), rather than queueing them
-    _GX_MERGE_MIN = 16
 
 cdef struct _GxDefer:
     # float32 inputs beyond |x| = 3 met in otherwise central chunks, held until 32 have gathered and then
@@ -656,12 +594,10 @@ cdef struct _GxDefer:
     float x[_GX_CHUNK]
     float d[_GX_CHUNK]
     float* y[_GX_CHUNK]
-    gx_fq fq                # the forward's queue in the AVX-512 build (GX_FQ)
 
 cdef inline void _gx_defer_init(_GxDefer* p) noexcept nogil:
     cdef int j
     p.k = 0
-    gx_fq_init(&p.fq)
     for j in range(_GX_CHUNK):
         p.x[j] = 4      # a tail input: the unused lanes of a flush compute nothing special
         p.d[j] = 0
@@ -879,14 +815,7 @@ cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p, _GxDefer64*
     cdef unsigned int far
     if real is float:
         far = _gx_far_mask(xb)
-        if GX_FQ:
-            for j in range(_GX_CHUNK):
-                y[j] = <float>_gx_fwd_central32(xb[j])
-            if fg_popcount32(far) > _GX_MERGE_MIN:
-                gx_f_gelu_far_merge(xb, y)
-            elif far:
-                gx_fq_push32(&p.fq, xb, y, far)
-        elif fg_popcount32(far) <= _GX_PATCH_MAX:
+        if fg_popcount32(far) <= _GX_PATCH_MAX:
             for j in range(_GX_CHUNK):
                 y[j] = <float>_gx_fwd_central32(xb[j])
             while far:
@@ -975,7 +904,6 @@ cdef inline void gelu_none_block(const real* x, real* y, Py_ssize_t n) noexcept 
             xb[j] = x[i + j] if j < m else 0
         _gx_fwd_chunk(xb, yb, &p, &q)
     if real is float:
-        gx_fq_finish(&p.fq)
         if p.k:
             _gx_fwd_flush(&p)
     else:
