@@ -28,6 +28,22 @@ def Phi(x):
     return mp.ncdf(x)
 
 
+def lawson(A, b, iters=200):
+    """Coefficients c minimising max |A c - b| (Lawson's iteratively reweighted least squares)."""
+    u = np.ones(len(b)) / len(b)
+    best = None
+    for _ in range(iters):
+        su = np.sqrt(u)
+        c, *_ = np.linalg.lstsq(A * su[:, None], b * su, rcond=None)
+        e = A @ c - b
+        m = np.max(np.abs(e))
+        if best is None or m < best[1]:
+            best = (c, m)
+        u = u * np.abs(e) + 1e-300
+        u /= u.sum()
+    return best[0]
+
+
 def minimax(f, w, var, lo, hi, deg, powers=1, npts=1500, refine=4, iters=120):
     """Minimise max |w(x) (p(var(x)) - f(x))| over x in [lo, hi]; p(v) = sum c_k v^k.
     f, w, var: functions of an mpf x.  Returns (double coefficients, max weighted error)."""
@@ -40,28 +56,15 @@ def minimax(f, w, var, lo, hi, deg, powers=1, npts=1500, refine=4, iters=120):
     scale = float(max(abs(vf))) or 1.0
     V = np.vander(vf / scale, deg + 1, increasing=True)
 
-    def lawson(r):
-        A = V * wv[:, None]
-        b = r * wv
-        u = np.ones(len(b)) / len(b)
-        best = None
-        for _ in range(iters):
-            su = np.sqrt(u)
-            c, *_ = np.linalg.lstsq(A * su[:, None], b * su, rcond=None)
-            e = A @ c - b
-            m = np.max(np.abs(e))
-            if best is None or m < best[1]:
-                best = (c, m)
-            u = u * np.abs(e) + 1e-300
-            u /= u.sum()
-        return best[0] / scale ** np.arange(deg + 1)
+    def weighted(r):
+        return lawson(V * wv[:, None], r * wv, iters) / scale ** np.arange(deg + 1)
 
     c = np.zeros(deg + 1)
     for _ in range(refine + 1):
         # residual of the current double coefficients, exact
         r = np.array([float(fv[i] - mp.polyval([mp.mpf(float(ci)) for ci in c[::-1]], vs[i]))
                       for i in range(npts)])
-        c = np.array([float(mp.mpf(float(ci)) + mp.mpf(float(di))) for ci, di in zip(c, lawson(r))])
+        c = np.array([float(mp.mpf(float(ci)) + mp.mpf(float(di))) for ci, di in zip(c, weighted(r))])
     err = max(abs(float((mp.polyval([mp.mpf(float(ci)) for ci in c[::-1]], vs[i]) - fv[i]))) * wv[i]
               for i in range(npts))
     return c, err

@@ -18,6 +18,8 @@ import sys
 import numpy as np
 import mpmath as mp
 
+from fit_exact import lawson  # tools/ is the script's folder, first on sys.path
+
 mp.mp.dps = 30
 DEG = 6           # T per interval
 QDEG = 5          # Q: 2^f = 1 + f*Q(f), |f| <= 1/2 (+ slack)
@@ -40,21 +42,6 @@ def T(a):
 
 def f32(v):
     return float(np.float32(v))
-
-
-def lawson(A, b, iters=200):
-    u = np.ones(len(b)) / len(b)
-    best = None
-    for _ in range(iters):
-        su = np.sqrt(u)
-        c, *_ = np.linalg.lstsq(A * su[:, None], b * su, rcond=None)
-        e = A @ c - b
-        m = np.max(np.abs(e))
-        if best is None or m < best[1]:
-            best = (c, m)
-        u = u * np.abs(e) + 1e-300
-        u /= u.sum()
-    return best[0]
 
 
 def fit_rounded(us, target, weight, order, deg):
