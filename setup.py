@@ -97,12 +97,9 @@ def extensions():
         base = ["/O2"]
     macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
     # the float32 exact forward's inputs beyond |x| = 3 in float32 arithmetic (fastgelu/_gelu_exact.pxi,
-    # "float32 forward"): on unless FASTGELU_F32_FAR=0. Experimental, off unless FASTGELU_F32_ALL=1: the
-    # AVX-512 build computes every input with that kernel
+    # "float32 forward"): on unless FASTGELU_F32_FAR=0
     if os.environ.get("FASTGELU_F32_FAR", "1") != "0":
         macros.append(("FASTGELU_F32_FAR", "1"))
-    if os.environ.get("FASTGELU_F32_ALL", "") not in ("", "0"):
-        macros.append(("FASTGELU_F32_ALL", "1"))
     exts = []
     for isa in isa_levels():
         stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")
