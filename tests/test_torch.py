@@ -15,8 +15,17 @@ import fastgelu  # noqa: E402
 import fastgelu.torch as fgt  # noqa: E402
 from fastgelu._reference import ref64, ulp_error  # noqa: E402
 
+try:
+    import ml_dtypes  # noqa: F401
+    HAVE_ML_DTYPES = True
+except ImportError:
+    HAVE_ML_DTYPES = False
+# bfloat16 tensors go through ml_dtypes (the optional [bf16] extra): without it they raise a TypeError
+BF16 = pytest.param(torch.bfloat16, id="torch.bfloat16", marks=pytest.mark.skipif(
+    not HAVE_ML_DTYPES, reason='bfloat16 needs ml_dtypes: pip install "fastgelu[bf16]"'))
+
 APPROXIMATE = ["none", "tanh", "sigmoid"]
-LOW = [torch.float16, torch.bfloat16]
+LOW = [torch.float16, BF16]
 
 
 def torch_ref(x, approximate):
@@ -40,7 +49,7 @@ def layouts(base):
 
 # ---- no copies ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16],
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, BF16],
                          ids=str)
 def test_numpy_view_shares_the_tensor_memory(dtype):
     base = torch.randn(8, 9).to(dtype)
@@ -64,7 +73,7 @@ def test_requires_grad_tensors_are_viewed_not_copied():
     assert fgt.as_numpy(t).__array_interface__["data"][0] == t.data_ptr()
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, BF16], ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
 def test_forward_and_backward_make_no_numpy_copies(dtype, layout):
     base = torch.randn(1024, 512).to(dtype)
@@ -349,3 +358,17 @@ def test_import_without_torch_says_what_to_install():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root)
     assert r.returncode != 0
     assert "ImportError" in r.stderr and 'pip install "fastgelu[torch]"' in r.stderr, r.stderr
+
+
+def test_bfloat16_without_ml_dtypes_is_a_clear_type_error():
+    """ml_dtypes is optional: without it a bfloat16 tensor raises a TypeError naming the extra to install,
+    and the other dtypes still work (ml_dtypes hidden from the import system in a fresh process)."""
+    code = ("import sys; sys.modules['ml_dtypes'] = None\n"
+            "import torch, fastgelu.torch as fgt\n"
+            "print(float(fgt.gelu(torch.ones(3))[0]))\n"
+            "try:\n    fgt.gelu(torch.ones(3, dtype=torch.bfloat16))\n"
+            "except TypeError as e:\n    print('TypeError', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    first, second = out.stdout.strip().splitlines()
+    assert abs(float(first) - 0.8413447) < 1e-6
+    assert second.startswith("TypeError") and 'fastgelu[bf16]' in second, out.stdout

@@ -6,6 +6,15 @@ torch = pytest.importorskip("torch")
 
 import fastgelu.torch as fgt  # noqa: E402
 
+try:
+    import ml_dtypes  # noqa: F401
+    HAVE_ML_DTYPES = True
+except ImportError:
+    HAVE_ML_DTYPES = False
+# bfloat16 tensors go through ml_dtypes (the optional [bf16] extra): without it they raise a TypeError
+BF16 = pytest.param(torch.bfloat16, id="torch.bfloat16", marks=pytest.mark.skipif(
+    not HAVE_ML_DTYPES, reason='bfloat16 needs ml_dtypes: pip install "fastgelu[bf16]"'))
+
 APPROXIMATE = ["none", "tanh", "sigmoid"]
 ops = torch.ops.fastgelu
 
@@ -35,7 +44,7 @@ def test_operator_values_are_the_function_values():
     assert torch.equal(ops.gelu(x), fgt.gelu(x, "none"))  # the schema's default
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, BF16], ids=str)
 def test_fake_tensors_have_the_real_metadata(dtype):
     from torch._subclasses.fake_tensor import FakeTensorMode
     real = torch.randn(4, 6).to(dtype).t()
@@ -111,7 +120,7 @@ def test_operators_make_no_numpy_copies(layout):
 # ---- in place -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("approximate", APPROXIMATE)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, BF16], ids=str)
 def test_in_place(approximate, dtype):
     base = torch.randn(8, 10).to(dtype)
     want = fgt.gelu(base, approximate)
@@ -182,7 +191,7 @@ def test_in_place_under_vmap_and_compile():
     assert torch.equal(torch.compile(f, fullgraph=True, backend="aot_eager")(x), f(x))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, BF16], ids=str)
 def test_out(dtype):
     x = (torch.randn(6, 7) * 3).to(dtype)
     for a in APPROXIMATE:
