@@ -117,20 +117,25 @@ cdef inline double _w_d(double x, vtag v) noexcept nogil:
     else:
         return _K_HI * x
 
+cdef inline dd_t _c2_cubic_dd(double x, double a_hi, double a_lo) noexcept nogil:
+    """C2 x (1 + a x^2) as hi + lo (a = a_hi + a_lo), relative error ~2^-100 (x >= 0)."""
+    cdef dd_t p, q, r
+    p = two_prod(x, x)                                   # x^2
+    q = two_prod(a_hi, p.hi)                             # a x^2
+    q.lo = q.lo + fg_fma(a_hi, p.lo, a_lo * p.hi)
+    r = two_sum(1.0, q.hi)                               # 1 + a x^2  (a x^2 may exceed 1)
+    r.lo = r.lo + q.lo
+    p = two_prod(x, r.hi)                                # x (1 + a x^2)
+    p.lo = fg_fma(x, r.lo, p.lo)
+    q = two_prod(_C2_HI, p.hi)
+    q.lo = q.lo + fg_fma(_C2_HI, p.lo, _C2_LO * p.hi)
+    return q
+
 cdef inline dd_t _w_dd(double x, vtag v) noexcept nogil:
     """w(x) as hi + lo, relative error ~2^-100 (0 <= x <= L)."""
-    cdef dd_t p, q, r
+    cdef dd_t q
     if vtag is _TanhP:
-        p = two_prod(x, x)                                   # x^2
-        q = two_prod(_A_HI, p.hi)                            # a x^2
-        q.lo = q.lo + fg_fma(_A_HI, p.lo, _A_LO * p.hi)
-        r = two_sum(1.0, q.hi)                               # 1 + a x^2  (a x^2 may exceed 1)
-        r.lo = r.lo + q.lo
-        p = two_prod(x, r.hi)                                # x (1 + a x^2)
-        p.lo = fg_fma(x, r.lo, p.lo)
-        q = two_prod(_C2_HI, p.hi)
-        q.lo = q.lo + fg_fma(_C2_HI, p.lo, _C2_LO * p.hi)
-        return q
+        return _c2_cubic_dd(x, _A_HI, _A_LO)
     else:
         q = two_prod(_K_HI, x)
         q.lo = fg_fma(_K_LO, x, q.lo)
@@ -175,7 +180,7 @@ cdef inline dd_t _p64(double xa, vtag v) noexcept nogil:
     # |x| w'(|x|) as hi + lo. In the negative tail the gradient is ~ -sigma * p, so p's error is the
     # result's: without FMA, plain double (5 roundings) reached 5 ulp at x = -6.825, so p is carried in
     # double-double there; with FMA plain double keeps 4 ulp, and double-double cost 5-12% of the speed.
-    cdef dd_t p, q, r
+    cdef dd_t q
     if FG_HAVE_FMA:
         if vtag is _TanhP:
             q.hi = _C2_HI * fg_fma(_A3 * xa * xa, xa, xa)
@@ -184,19 +189,8 @@ cdef inline dd_t _p64(double xa, vtag v) noexcept nogil:
         q.lo = 0.0
         return q
     if vtag is _TanhP:                         # C2 x (1 + 3a x^2)
-        p = two_prod(xa, xa)
-        q = two_prod(_A3, p.hi)
-        q.lo = q.lo + fg_fma(_A3, p.lo, _A3_LO * p.hi)
-        r = two_sum(1.0, q.hi)
-        r.lo = r.lo + q.lo
-        p = two_prod(xa, r.hi)
-        p.lo = fg_fma(xa, r.lo, p.lo)
-        q = two_prod(_C2_HI, p.hi)
-        q.lo = q.lo + fg_fma(_C2_HI, p.lo, _C2_LO * p.hi)
-    else:
-        q = two_prod(_K_HI, xa)
-        q.lo = fg_fma(_K_LO, xa, q.lo)
-    return q
+        return _c2_cubic_dd(xa, _A3, _A3_LO)
+    return _w_dd(xa, v)                        # sigmoid: x w'(x) = 1.702 x = w(x)
 
 cdef inline double _fin64_grad(double x, double T, vtag v) noexcept nogil:
     # Error budget (ulps of max(|sigma|, |x w' sigma (1-sigma)|), the measure of the contract): with
