@@ -10,8 +10,9 @@ if not any(_os.path.exists(_os.path.join(_here, "_kernels_generic" + _s)) for _s
     # checkout puts the checkout first on sys.path), or the build did not finish.
     raise ImportError(
         f"fastgelu's compiled kernels are missing in {_here}. If that is a source checkout, Python imported "
-        "it instead of the installed package: run `pytest` (not `python -m pytest`) or change to another "
-        "directory. To build the checkout itself in place, run `pip install -e .` in it.")
+        "it instead of the installed package: run `pytest` (not `python -m pytest`) and the `fastgelu` "
+        "command (not `python -m fastgelu`), or change to another directory. To build the checkout itself "
+        "in place, run `pip install -e .` in it.")
 
 from . import ufuncs  # noqa: E402
 from ._api import gelu, gelu_grad, get_config, get_num_threads, set_num_threads, show_config  # noqa: E402

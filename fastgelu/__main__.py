@@ -1,4 +1,4 @@
-"""python -m fastgelu info | check | bench [--quick] [--plot FILE]"""
+"""fastgelu (or python -m fastgelu) info | check | bench [--quick] [--plot FILE]"""
 import argparse
 import importlib.util
 import sys
@@ -255,7 +255,7 @@ def plot(results, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m fastgelu", description=__doc__)
+    p = argparse.ArgumentParser(prog="fastgelu", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("info", help="version, ISA, OpenMP and thread count")
     sub.add_parser("check", help="accuracy self-test; exit 1 if a bound is exceeded")
