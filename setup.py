@@ -96,10 +96,10 @@ def extensions():
     if sys.platform == "win32":
         base = ["/O2"]
     macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
-    # the float32 exact forward's inputs beyond |x| = 3 in float32 arithmetic (fastgelu/_gelu_exact.pxi,
-    # "float32 forward"): on unless FASTGELU_F32_FAR=0
-    if os.environ.get("FASTGELU_F32_FAR", "1") != "0":
-        macros.append(("FASTGELU_F32_FAR", "1"))
+    # the float32 exact forward in float32 arithmetic in the AVX-512 and AVX2 builds (fastgelu/_gelu_exact.pxi,
+    # "float32 forward"): on unless FASTGELU_F32_FWD=0
+    if os.environ.get("FASTGELU_F32_FWD", "1") != "0":
+        macros.append(("FASTGELU_F32_FWD", "1"))
     exts = []
     for isa in isa_levels():
         stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")

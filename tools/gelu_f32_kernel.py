@@ -27,7 +27,7 @@ def kernel_source():
     i = src.index("#define GX_F32_SIMD 1")
     b = src.rindex('"""', 0, i) + 3
     e = src.index('"""', i)
-    return "#define GX_F_ALL_INPUTS 1\n" + textwrap.dedent(src[b:e]) + (
+    return "#define FASTGELU_F32_FWD 1\n" + textwrap.dedent(src[b:e]) + (
         "\nvoid gelu_all(const float* x, float* y, long n) { gx_f_gelu_block(x, y, n); }\n")
 
 
