@@ -87,6 +87,26 @@ def fit_T(lo, hi, deg, n=160):
     return c0, c, err
 
 
+def D(a):
+    a = mp.mpf(a)
+    return (mp.ncdf(-a) - a * mp.npdf(a)) * mp.exp(a * a / 2)
+
+
+def fit_D(lo, hi, deg, n=160):
+    """D = (Phi(-a) - a phi(a)) exp(a^2/2) = H + (C0 + u*(C1 + ...)); weight: the gradient's ULP scale,
+    the larger of its two terms Phi(-a), a phi(a) (D crosses 0 at a = 0.7518)"""
+    L = mp.mpf(lo)
+    th = np.linspace(0, np.pi, n)
+    us = [(mp.mpf(hi) - L) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th] + [mp.mpf(hi - lo) * mp.mpf("1.0001")]
+    ds = [D(L + u) for u in us]
+    wt = [mp.exp(-(L + u) ** 2 / 2) / max(mp.ncdf(-(L + u)), (L + u) * mp.npdf(L + u)) for u in us]
+    c0 = f32(D(L))      # 0.5 exactly on the first interval
+    target = [d - c0 for d in ds]
+    order = ([1] if lo == 0 else [1, 0]) + list(range(2, deg + 1))
+    c, err = fit_rounded(us, target, wt, order, deg)
+    return c0, c, err
+
+
 def fit_Q(n=200):
     th = np.linspace(0, np.pi, n)
     H = mp.mpf("0.5001")
@@ -100,24 +120,27 @@ def fit_Q(n=200):
 
 def table_lines(isa, n, deg):
     iv, shift = intervals(n)
-    rows, errs = [], []
-    for idx in range(n):
-        lo, hi = iv[idx]
-        h, c, err = fit_T(lo, hi, deg)
-        rows.append([h] + c)
-        errs.append(err)
-        print(f"# {isa} interval {idx:2d} a in [{lo:6.3f}, {hi:6.3f}): max rel error {err:.2e}", file=sys.stderr)
-    lines = [f"    /* {isa}: T on {n} intervals, degree {deg}, max relative error {max(errs):.2e}; per interval, by",
-             f"       index (bits(a + 1) >> {shift}) & {n - 1}: T = H + (C0 + u*(C1 + ... + u*C{deg})), u = a - L */",
+    lines = [f"    /* {isa}: {n} intervals, index (bits(a + 1) >> {shift}) & {n - 1}; u = a - L; degree {deg} */",
              f"    #define GX_F_N {n}",
              f"    #define GX_F_SHIFT {shift}",
              f"    #define GX_F_DEG {deg}"]
-    for k in range(deg + 2):
-        vals = ", ".join(f"{rows[i][k]!r}f" for i in range(n))
-        name = "H" if k == 0 else f"C{k - 1}"
-        lines.append(f"    static const float GX_F_{name}[{n}] __attribute__((aligned(64))) = {{{vals}}};")
     vals = ", ".join(f"{iv[i][0]!r}f" for i in range(n))
     lines.append(f"    static const float GX_F_L[{n}] __attribute__((aligned(64))) = {{{vals}}};")
+    for name, fit, what in (("T", fit_T, "T = H + (C0 + u*(C1 + ...)) (forward)"),
+                            ("D", fit_D, "D = H + (C0 + u*(C1 + ...)) (gradient)")):
+        rows, errs = [], []
+        for idx in range(n):
+            lo, hi = iv[idx]
+            h, c, err = fit(lo, hi, deg)
+            rows.append([h] + c)
+            errs.append(err)
+            print(f"# {isa} {name} interval {idx:2d} a in [{lo:6.3f}, {hi:6.3f}): max weighted error {err:.2e}",
+                  file=sys.stderr)
+        lines.append(f"    /* {what}, max weighted error {max(errs):.2e}; rows H, C0, ..., C{deg} */")
+        lines.append(f"    static const float GX_F_{name}[{deg + 2}][{n}] __attribute__((aligned(64))) = {{")
+        for k in range(deg + 2):
+            lines.append("        {" + ", ".join(f"{rows[i][k]!r}f" for i in range(n)) + "},")
+        lines.append("    };")
     return lines
 
 

@@ -28,7 +28,9 @@ def kernel_source():
     b = src.rindex('"""', 0, i) + 3
     e = src.index('"""', i)
     return "#define FASTGELU_F32_FWD 1\n" + textwrap.dedent(src[b:e]) + (
-        "\nvoid gelu_all(const float* x, float* y, long n) { gx_f_gelu_block(x, y, n); }\n")
+        "\nvoid gelu_all(const float* x, float* y, long n) { gx_f_gelu_block(x, y, n); }\n"
+        "void gelu_grad_all(const float* x, const float* dy, float* y, long n) "
+        "{ gx_f_gelu_grad_block(x, dy, y, n); }\n")
 
 
 def build(isa):
@@ -49,10 +51,19 @@ def build(isa):
 
 _lib = ctypes.CDLL(build(os.environ.get("GX_KERNEL_ISA", "avx512")))
 _lib.gelu_all.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
+_lib.gelu_grad_all.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
 
 
 def gelu(x):
     x = np.ascontiguousarray(x, np.float32)
     y = np.empty_like(x)
     _lib.gelu_all(x.ctypes.data, y.ctypes.data, x.size)
+    return y
+
+
+def gelu_grad(x, dy):
+    x = np.ascontiguousarray(x, np.float32)
+    dy = np.ascontiguousarray(np.broadcast_to(dy, x.shape), np.float32)
+    y = np.empty_like(x)
+    _lib.gelu_grad_all(x.ctypes.data, dy.ctypes.data, y.ctypes.data, x.size)
     return y
