@@ -517,7 +517,7 @@ cdef extern from *:
     /* exp(-a^2/2) * P(a), P one of the fitted tables tab (GX_F_T: forward, GX_F_D: gradient): a = min(|x|,
        AMAX) (NaN stays), ac = max(TINY, a).  lead_half: the first interval's lead is u/2 (exact), not H */
     static inline __attribute__((always_inline)) gx_fv gx_f_expP(gx_fv a, gx_fv ac, const float (*tab)[GX_F_N],
-                                                                 const int lead_half) {
+                                                                 const int lead_half, gx_fv dy, gx_fv* Fdy) {
         const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC);
         /* the index needs no lower clamp (a + 1 = 1 for tiny a) */
     #if defined(__AVX512F__)
@@ -558,13 +558,20 @@ cdef extern from *:
         }
         /* E*P = 2^mn (1 + q)(lead + v) = 2^mn (lead + (v + q*P)): the roundings sit in the small part */
         gx_fv S = GX_F_ADD(lead, GX_F_FMA(q, GX_F_ADD(lead, v), v));
-        /* times 2^mn, exact while normal, a subnormal rounded once (a*Phi(-a) is subnormal for a in ~[13.2, 14.2]) */
+        /* times 2^mn, exact while normal, a subnormal rounded once (a*Phi(-a) is subnormal for a in ~[13.2,
+           14.2]).  Fdy (if asked for) = F*dy with dy applied before the scaling: a subnormal F times a large dy
+           would carry the subnormal's absolute rounding error into a normal result */
     #if defined(__AVX512F__)
+        if (Fdy)
+            *Fdy = _mm512_scalef_ps(GX_F_MUL(S, dy), mn);
         return _mm512_scalef_ps(S, mn);
     #else
         gx_fv sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
             _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));     /* 2^(mn + 64): bits(b) = bits(MAGIC) + mn */
-        return GX_F_MUL(GX_F_MUL(S, sc), GX_F_SET1(0x1p-64f));
+        gx_fv P = GX_F_MUL(S, sc);                               /* normal: exact */
+        if (Fdy)
+            *Fdy = GX_F_MUL(GX_F_MUL(P, dy), GX_F_SET1(0x1p-64f));
+        return GX_F_MUL(P, GX_F_SET1(0x1p-64f));
     #endif
     }
 
@@ -579,36 +586,47 @@ cdef extern from *:
         return GX_F_MIN(GX_F_SET1(GX_F_AMAX), GX_F_ABS(x));
     }
 
-    /* GELU(x) = max(-0, x) - a*Phi(-a), a*Phi(-a) = exp(-a^2/2) T(a); branch-free but for the rare tiny fix-up */
+    /* GELU(x) = max(-0, x) - a*Phi(-a), a*Phi(-a) = exp(-a^2/2) T(a).  Lanes with |x| <= TINY take gx_f_tiny
+       (x/2 is right at TINY too): a vector of them alone skips the rest (data iterated in place sinks to zeros
+       and subnormals), and a mixed one keeps subnormals out of the last subtraction (AVX2 takes a microcode
+       assist there: 8x slower) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu(gx_fv x) {
         gx_fv a = gx_f_absmin(x, 0);
-        gx_fv ac = GX_F_MAX(GX_F_SET1(GX_F_TINY), a);
-        gx_fv F = gx_f_expP(a, ac, GX_F_T, 1);
+    #if defined(__AVX512F__)
+        __mmask16 tiny = _mm512_cmp_ps_mask(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
+        if (__builtin_expect(tiny == 0xffff, 0))
+            return gx_f_tiny(x);
+    #else
+        gx_fv tinyv = _mm256_cmp_ps(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
+        int tiny = _mm256_movemask_ps(tinyv);
+        if (__builtin_expect(tiny == 0xff, 0))
+            return gx_f_tiny(x);
+    #endif
+        gx_fv F = gx_f_expP(a, GX_F_MAX(GX_F_SET1(GX_F_TINY), a), GX_F_T, 1, x, NULL);
         /* x - F for x >= +0, -F for x < 0 (x = -0.0: -0.0), one rounding: max(-0.0, x) is x for x >= +0 and
            NaN, -0.0 for x < 0 and x = -0.0 (maxps returns its second operand when both are zeros) */
-        gx_fv y = GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
+        gx_fv xp = GX_F_MAX(GX_F_SET1(-0.0f), x);
+        if (__builtin_expect(tiny != 0, 0)) {
     #if defined(__AVX512F__)
-        __mmask16 tiny = _mm512_cmp_ps_mask(ac, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);   /* x/2 is right at TINY too */
-        if (__builtin_expect(tiny != 0, 0))
-            y = _mm512_mask_mov_ps(y, tiny, gx_f_tiny(x));
+            return _mm512_mask_mov_ps(GX_F_SUB(_mm512_maskz_mov_ps(~tiny, xp), F), tiny, gx_f_tiny(x));
     #else
-        gx_fv tiny = _mm256_cmp_ps(ac, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
-        if (__builtin_expect(!_mm256_testz_ps(tiny, tiny), 0))
-            y = _mm256_blendv_ps(y, gx_f_tiny(x), tiny);
+            return _mm256_blendv_ps(GX_F_SUB(_mm256_andnot_ps(tinyv, xp), F), gx_f_tiny(x), tinyv);
     #endif
-        return y;
+        }
+        return GX_F_SUB(xp, F);
     }
 
     /* dy * GELU'(x), GELU' = 1 - G for x >= 0 and G for x < 0, G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a).
        |x| < TINY needs no fix-up: GELU' rounds to 1/2 there, as at TINY. */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad(gx_fv x, gx_fv dy) {
         gx_fv a = gx_f_absmin(x, 1);
-        gx_fv G = gx_f_expP(a, GX_F_MAX(GX_F_SET1(GX_F_TINY), a), GX_F_D, 0);
+        gx_fv Gdy;
+        gx_fv G = gx_f_expP(a, GX_F_MAX(GX_F_SET1(GX_F_TINY), a), GX_F_D, 0, dy, &Gdy);
         gx_fv yp = GX_F_FNMA(G, dy, dy);                          /* dy - G*dy, one rounding */
     #if defined(__AVX512F__)
-        return _mm512_mask_mul_ps(yp, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), G, dy);
+        return _mm512_mask_mov_ps(yp, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), Gdy);
     #else
-        return _mm256_blendv_ps(yp, GX_F_MUL(G, dy), x);           /* by the sign bit: -0.0 gives 1/2 either way */
+        return _mm256_blendv_ps(yp, Gdy, x);                      /* by the sign bit: -0.0 gives 1/2 either way */
     #endif
     }
 
