@@ -126,6 +126,9 @@ def table_lines(isa, n, deg):
              f"    #define GX_F_DEG {deg}"]
     vals = ", ".join(f"{iv[i][0]!r}f" for i in range(n))
     lines.append(f"    static const float GX_F_L[{n}] __attribute__((aligned(64))) = {{{vals}}};")
+    vals = ", ".join("0.5f" if iv[i][0] == 0 else "0.0f" for i in range(n))
+    lines.append(f"    /* the forward's lead on the first interval is u/2: lead = fma(u, GX_F_HALF, H), H = 0 there */")
+    lines.append(f"    static const float GX_F_HALF[{n}] __attribute__((aligned(64))) = {{{vals}}};")
     for name, fit, what in (("T", fit_T, "T = H + (C0 + u*(C1 + ...)) (forward)"),
                             ("D", fit_D, "D = H + (C0 + u*(C1 + ...)) (gradient)")):
         rows, errs = [], []
