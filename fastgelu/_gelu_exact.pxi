@@ -10,48 +10,41 @@
 #   evaluated in double for float32 results (|x| <= 3: 0.5/Phi(-3) ~ 370x of 1e-16), and for float64 the
 #   leading term C*x is carried in double-double (forward |x| <= 1.25, where 0.5/Phi(-1.25) ~ 5; gradient
 #   |x| <= 1).
-# * float32 is computed entirely in double and rounded once at the end, so its error is the fit error
-#   (<= 2.5e-8, 0.42 ulp, central forward) + 0.5 ulp.  float64 adds exp (<= ~0.6 ulp), the polynomial
-#   (~0.5-1 ulp) and two products.
-# * Speed: float32 blocks test 32 inputs at a time.  The central polynomial (no exp, no division) runs
-#   for the chunk if at most 8 inputs have |x| > 3 (randn data: all but ~0.1% of chunks); those few lanes
-#   are deferred and computed 32 at a time by the full path.  Other float32 chunks evaluate every piece
-#   for every lane and select, which keeps the loops branch-free and vectorized.  float64 queues every
-#   input beyond the central piece by piece (see "float64 chunks" below).  The float32
-#   polynomials are evaluated as E(s^2) + s*O(s^2): two chains half as deep as Horner's (the single
-#   chain left the FMA units waiting on latency).
+# * float32 in the AVX-512 and AVX2+FMA builds: one float32-arithmetic kernel per direction for every input
+#   ("float32 kernels" below).  The baseline build (no FMA) computes float32 in double and rounds once at the
+#   end: its error is the fit error (<= 2.5e-8, 0.42 ulp, central forward) + 0.5 ulp.  float64 adds exp
+#   (<= ~0.6 ulp), the polynomial (~0.5-1 ulp) and two products.
+# * Speed of the double path (baseline float32, float64): blocks test 32 inputs at a time.  The central
+#   polynomial (no exp, no division) runs for the chunk if at most 16 inputs have |x| > 3 (float32; randn
+#   data: all but ~0.1% of chunks); those few lanes are deferred and computed 32 at a time by the full
+#   path.  Other float32 chunks evaluate every piece for every lane and select, which keeps the loops
+#   branch-free and vectorized.  float64 queues every input beyond the central piece by piece (see
+#   "float64 chunks" below).  The float32 polynomials are evaluated as E(s^2) + s*O(s^2): two chains half
+#   as deep as Horner's (the single chain left the FMA units waiting on latency).
 # * In place (y == x or y == dy) goes through a local copy, 256 inputs at a time, so gcc never needs a
 #   runtime alias check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
-# float32 forward in float32 arithmetic (AVX-512 and AVX2+FMA builds; the baseline build keeps double).
-# One branch-free kernel, within 1.478 ulp for every input on its own (tools/gelu_f32_kernel.py sweeps it
-# alone: all 2^32 inputs, worst x = -1.8318168, both ISAs):
-#   a = min(|x|, 14.99) (NaN passes);  F = a*Phi(-a) = exp(-a^2/2)*T(a);  y = max(-0.0, x) - F.
-#   exp(-a^2/2) = 2^mn * 2^f with a^2 = s + sl (FMA), z = a^2 log2(e)/2 as zh + zl (constant as a float pair),
-#     mn = round(-zh), f = (-zh - mn) - zl; 2^f - 1 = f*Q0 + f^2*P(f), the leading f*Q0 formed from the
-#     unrounded -zh - mn and zl inside one FMA chain.
-#   T on 16 intervals of a (the index is bits(a + 1) >> 21: 4 per octave of a + 1, widths 1/4 near 0 to 2
-#     up to 15), T = H + (C0 + u*(C1 + ... + u*C6)), u = a - L exact, H a float (exact) and, on [0, 1/4),
-#     H = u/2 (exact: T'(0) = 1/2): coefficients picked per lane by vpermps (AVX-512: one per table; AVX2:
-#     entries 4..11 only, enough for |x| >= 3, one 8-entry permute).
-#   F = 2^mn * (H + (v + q*(H + v))), q = 2^f - 1, v the polynomial part: the float roundings sit in the
-#     small terms.  2^mn by scalef (AVX-512) or 2^(mn+64) then 2^-64 (AVX2): a subnormal F rounds once.
-# The package uses it for the inputs with |x| > 3 only (the central double polynomial keeps |x| <= 3, so
-# each input's bits depend on x alone): those lanes are queued (_GxDefer) and flushed 32 at a time through
-# it, and a chunk with more than 16 of them runs the central loop and then the kernel on all 32 lanes with a
-# masked store (gx_f_gelu_far_merge).  On by default (FASTGELU_F32_FWD=0 at build time: the double full
-# path).  Measured (Xeon, 1 thread, against the double full path, AVX-512 build): 256K sigma=3 0.81 -> 0.95
-# Gelem/s, 64M sigma=3 0.66 -> 0.75, sigma=1 unchanged; AVX2 build sigma=3 +25-32%, U(-8,8) +35-45%.  An
-# AVX-512 queue filled by compress instructions and emptied by scatters was faster in cache (0.92) but
-# slower out of it (64M: 0.55), so it went.  AVX2 far kernel: 56 instructions per 8 lanes (callgrind).
-# The kernel for every input costs ~47 vector operations per 16 lanes (9 permutes, 19 for exp): 1.9 Gelem/s
-# (AVX-512) against 2.2-2.4 for the double central polynomial, and 0.67 (AVX2, two permutes and a blend per
-# coefficient for 16 entries) against 1.5, so it does not replace the central piece.
-# Tried as the AVX-512 build's path for every float32 input (the whole kernel: tools/gelu_f32_kernel.py):
-# flat 1.8 Gelem/s on sigma=1, sigma=3 and U(-8,8) (1 thread; the double central path 2.2 / 0.78 / 0.65),
-# but tiny inputs (|x| < ~2^-21) make subnormal intermediates (u^2, f^2): 3,072 elements iterated in place
-# down to subnormals took 48 us against 1.5.  Coefficients: tools/fit_gelu_f32.py.
+# float32 kernels (AVX-512: 16 lanes; AVX2: 8), branch-free and the same for every input spread, so that
+# wide activations (randn sigma = 3, where the double path above ran 2.5x slower) cost what narrow ones do.
+# With a = min(|x|, 14.99), ac = max(a, 2^-30):
+#   forward   y = max(-0.0, x) - F,  F = a*Phi(-a) = exp(-a^2/2) T(a)
+#   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
+#   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
+#     2^f - 1 = f*Q0 + f^2*P(f) with the leading product taken from fh and fl unrounded.
+#   T and D on intervals of a picked by bits(a + 1) (N/4 per octave of a + 1), coefficients per lane by a
+#     permute: AVX-512 32 intervals (vpermt2ps), degree 5; AVX2 8 intervals (vpermps; two permutes and a
+#     blend per coefficient for 16 made it permute-bound), degree 7.  P = H + (C0 + u*(C1 + ...)),
+#     u = a - L exact, H a float lead (on T's first interval u/2, exact), so float rounding sits in the
+#     small part; E*P = 2^mn (H + (v + q*(H + v))), scaled last (scalef; AVX2: 2^(mn+64), then 2^-64) so a
+#     subnormal result rounds once.
+#   Inputs with |x| <= 2^-30 (zeros, subnormals): forward x/2 correctly rounded by integer arithmetic
+#     (gx_f_tiny), gradient 1/2 as at 2^-30; a vector of them alone skips the rest.  Nothing in the main
+#     path is subnormal: a subnormal product or (AVX2) sum takes a ~100-cycle microcode assist.
+# Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.578 ulp (AVX-512) / 1.750 (AVX2), gradient
+# 1.590 / 1.759.  Cost ~44 vector operations per vector (AVX-512: 2.3 Gelem/s in cache, 1 thread, Xeon;
+# the double central polynomial it replaced ran 2.4 at sigma = 1 and 0.9 at sigma = 3).  Coefficients:
+# tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
 
 from libc.math cimport fabs, INFINITY
 
@@ -373,8 +366,8 @@ cdef extern from *:
     unsigned int _gx_far_mask64 "fg_far_mask64"(const double* x, double lim) noexcept nogil
 
 cdef extern from *:
-    # float32 forward in float32 arithmetic (AVX-512F, or AVX2 with FMA): see "float32 forward" in the
-    # header.  Compiled in when FASTGELU_F32_FWD is defined (setup.py does unless the environment variable
+    # float32 forward and gradient in float32 arithmetic (AVX-512F, or AVX2 with FMA): see "float32
+    # kernels" in the header.  Compiled in when FASTGELU_F32_FWD is defined (setup.py does unless the environment variable
     # FASTGELU_F32_FWD=0 at build time).  GX_F32_SIMD says whether this build has it.
     """
     #if (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))) \

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Coefficients of the float32-arithmetic exact GELU forward (fastgelu/_gelu_exact.pxi, "float32 forward").
+"""Coefficients of the float32-arithmetic exact GELU kernels (fastgelu/_gelu_exact.pxi, "float32 kernels").
 
-With a = |x|:  a*Phi(-a) = exp(-a^2/2) * T(a),  T(a) = a*Phi(-a)*exp(a^2/2)  (T(0) = 0, T'(0) = 1/2,
-T -> 1/sqrt(2 pi)).  The kernel evaluates T piecewise on 16 intervals of a (widths 1/4 near 0 up to 2 near
-15, chosen by the bits of a + 1) as  T = H + (C0 + u*(C1 + ... + u*C6)),  u = a - L (exact), where H = T(L)
-rounded to float (an exact lead; C0 holds its small remainder) and, on [0, 1/4), H = u/2 (exact) with
-C0 = C1 = 0.  The float Horner errors then sit in the small part.  exp(-a^2/2) = 2^mn * 2^f with
-2^f = 1 + f*Q(f), Q = Q0 + f*(Q1 + ...).
+With a = |x|:  a*Phi(-a) = exp(-a^2/2) T(a)  (forward; T(0) = 0, T'(0) = 1/2, T -> 1/sqrt(2 pi)) and
+Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)  (gradient; D(0) = 1/2, D ~ -a/sqrt(2 pi)).  The kernels evaluate
+T and D piecewise on intervals of a chosen by the bits of a + 1 (one table per ISA: as many intervals as
+one permute serves), as  H + (C0 + u*(C1 + ...)),  u = a - L (exact), H = P(L) rounded to float (an exact
+lead; C0 holds its small remainder); on T's first interval the lead is u/2 (exact) with C0 = C1 = 0.  The
+float Horner errors then sit in the small part.  exp(-a^2/2) = 2^mn * 2^f with 2^f = 1 + f*Q(f).
 
 Method (as tools/fit_exact.py): weighted minimax by Lawson's iteration on Chebyshev nodes, values from
 mpmath; coefficients are rounded to float32 one at a time from the lowest order, each rounding followed by
-a refit of the higher ones, so the rounding is part of the fit.  Weight: relative error of T (of 2^f).
+a refit of the higher ones, so the rounding is part of the fit.  Weights: relative error of T and of 2^f;
+for D the gradient's ULP scale, the larger of Phi(-a) and a*phi(a) (D crosses 0 at a = 0.7518).
 Run: python tools/fit_gelu_f32.py [--write fastgelu/_gelu_exact.pxi]
 """
 import re
