@@ -27,7 +27,7 @@
 #
 # float32 kernels (AVX-512: 16 lanes; AVX2: 8), branch-free and the same for every input spread, so that
 # wide activations (randn sigma = 3, where the double path above ran 2.5x slower) cost what narrow ones do.
-# With a = min(|x|, 14.99), ac = max(a, 2^-30):
+# With a = min(|x|, 14.99):
 #   forward   y = max(-0.0, x) - F,  F = a*Phi(-a) = exp(-a^2/2) T(a)
 #   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
 #   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
@@ -39,8 +39,9 @@
 #     small part; E*P = 2^mn (H + (v + q*(H + v))), scaled last (scalef; AVX2: 2^(mn+64), then 2^-64) so a
 #     subnormal result rounds once.
 #   Inputs with |x| <= 2^-30 (zeros, subnormals): forward x/2 correctly rounded by integer arithmetic
-#     (gx_f_tiny), gradient 1/2 as at 2^-30; a vector of them alone skips the rest.  Nothing in the main
-#     path is subnormal: a subnormal product or (AVX2) sum takes a ~100-cycle microcode assist.
+#     (gx_f_tiny; a vector of them alone skips the rest), gradient 1/2, its value at 2^-30, where it is
+#     evaluated.  A subnormal product or (AVX2) sum takes a ~100-cycle microcode assist: the main paths
+#     have none, but for forward inputs 0 < |x| < ~1e-19 beside normal ones in a vector.
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.578 ulp (AVX-512) / 1.750 (AVX2), gradient
 # 1.590 / 1.759.  Cost ~44 vector operations per vector (AVX-512: 2.3 Gelem/s in cache, 1 thread, Xeon;
 # the double central polynomial it replaced ran 2.4 at sigma = 1 and 0.9 at sigma = 3).  Coefficients:
@@ -515,7 +516,8 @@ cdef extern from *:
     }
 
     /* exp(-a^2/2) * P(a), P one of the fitted tables tab (GX_F_T: forward, GX_F_D: gradient): a = min(|x|,
-       AMAX) (NaN stays), ac = max(TINY, a).  lead_half: the first interval's lead is u/2 (exact), not H */
+       AMAX) (NaN stays), evaluated at ac (a, or max(TINY, a)).  lead_half: the first interval's lead is u/2
+       (exact), not H */
     static inline __attribute__((always_inline)) gx_fv gx_f_expP(gx_fv a, gx_fv ac, const float (*tab)[GX_F_N],
                                                                  const int lead_half, gx_fv dy, gx_fv* Fdy) {
         const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC);
@@ -597,7 +599,9 @@ cdef extern from *:
         if (__builtin_expect(tiny == 0xff, 0))
             return gx_f_tiny(x);
     #endif
-        gx_fv F = gx_f_expP(a, GX_F_MAX(GX_F_SET1(GX_F_TINY), a), GX_F_T, 1, x, NULL);
+        /* |x| unclamped below: the tiny lanes' results are replaced, and a subnormal product (an assist) only
+           occurs for 0 < |x| < ~1e-19 beside normal inputs in one vector; the clamp cost 2-3% */
+        gx_fv F = gx_f_expP(a, a, GX_F_T, 1, x, NULL);
         /* x - F for x >= +0, -F for x < 0 (x = -0.0: -0.0), one rounding: max(-0.0, x) is x for x >= +0 and
            NaN, -0.0 for x < 0 and x = -0.0 (maxps returns its second operand when both are zeros) */
         gx_fv xp = GX_F_MAX(GX_F_SET1(-0.0f), x);
