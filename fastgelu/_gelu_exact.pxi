@@ -689,12 +689,13 @@ cdef extern from *:
     void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
 
 cdef enum:
-    # a chunk with at most this many inputs beyond |x| = 3 runs the central loop and defers those lanes
+    # float32 in the baseline build (no FMA; the AVX2 and AVX-512 builds run the float32 kernels above): a
+    # chunk with at most this many inputs beyond |x| = 3 runs the central loop and defers those lanes
     # (_GxDefer); more go to the vector full path.  randn data: 8% of chunks hold such inputs, nearly always
-    # one or two; at sigma = 3, ~10 of 32.  Measured (Xeon, 256K, AVX-512 build, 1 thread, forward/gradient
-    # Gelem/s at sigma = 3): 8 -> 0.80/0.66, 16 -> 0.87/0.67; sigma = 1 unchanged.  Flushing through the tail
-    # piece alone reached 0.96/0.73 but made 3,072 elements in place 1.2x slower (1.44 -> 1.72 us: gcc's
-    # code for the tile loop changed), so the flush keeps the full path.
+    # one or two; at sigma = 3, ~10 of 32.  Measured when the AVX-512 build used this path (Xeon, 256K,
+    # 1 thread, forward/gradient Gelem/s at sigma = 3): 8 -> 0.80/0.66, 16 -> 0.87/0.67; sigma = 1
+    # unchanged.  Flushing through the tail piece alone reached 0.96/0.73 but made 3,072 elements in place
+    # 1.2x slower (gcc's code for the tile loop changed), so the flush keeps the full path.
     _GX_PATCH_MAX = 16
 
 cdef struct _GxDefer:

@@ -414,8 +414,8 @@ cdef inline unsigned short* fwd16_table(stored* r, variant* v) noexcept nogil:
 # Strided, broadcast and 16-bit data are gathered into a stack buffer of this many elements, computed by the
 # same block function as contiguous data (so every path gives the same bits), and scattered back.
 cdef enum:
-    CHUNK = 2048    # 256 measured 2/3 of the contiguous float32 speed for float16: the exact kernel's deferred
-                    # lanes are flushed at the end of every buffer (_gelu_exact.pxi); 72 KiB of stack at most
+    CHUNK = 2048    # 256 measured 2/3 of the contiguous float32 speed for float16: the exact double path's
+                    # deferred lanes are flushed at the end of every buffer (_gelu_exact.pxi); 72 KiB of stack at most
 
 
 cdef inline void load(const char* p, npy_intp s, npy_intp m, stored* r, float* fb, double* db) noexcept nogil:
