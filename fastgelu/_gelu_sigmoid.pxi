@@ -15,15 +15,16 @@
 # beyond L, sigma is 1 or below every underflow threshold) and wherever x multiplies a vanishing factor
 # (so -inf*0 cannot make NaN); the comparison order lets NaN through.
 #
-# float32 forward (FMA builds): float32 arithmetic, 8 or 16 lanes per instruction. z = |w| log2(e) as a float
-#   pair (constants as hi + lo, x^2 and products split by FMA: exp's argument must be right to ~2^-26
-#   absolute up to |w| ~ 104), 2^-z = 2^-m 2^f with a degree-7 polynomial, and the quotient by 1 + T
-#   corrected through its FMA remainder, so the error is T's (~0.7 ulp) plus one rounding: 1.574 ulp (tanh),
-#   1.645 ulp (sigmoid) over all inputs, against 0.57 computed in double; measured 256K, 1 thread, Xeon:
-#   AVX-512 1.29x (tanh) and 1.52x (sigmoid) the double version, AVX2 1.0x and 1.09x.
-#   Gradients, and the forward without FMA (exact remainders need it), are evaluated in double; w in plain
-#   double (rel. error ~2^-51, and |w| < 2^7 where results are nonzero, so exp's argument is off by < 2^-44
-#   absolute), exp_fast (2^-27.7): total < 0.6 ulp.
+# float32 in the AVX2 and AVX-512 builds (GX_F32_SIMD): the GS_F kernels below, float32 arithmetic on full
+#   vectors for the forward and the gradient. z = |w| log2(e) as a float pair (constants as hi + lo, x^2 and
+#   products split by FMA: exp's argument must be right to ~2^-26 absolute up to |w| ~ 104), 2^-z = 2^-m 2^f with
+#   a degree-7 polynomial, and every quotient by 1 + T or (1 + T)^2 corrected through its FMA remainder (so the
+#   reciprocal may be vrcp14ps/vrcpps: no division), leaving T's error (~0.7 ulp) and one rounding. All
+#   inputs: forward 1.592 ulp (tanh), 1.645 (sigmoid); gradient 1.652, 1.651 (AVX-512).
+# float32 otherwise: the baseline build (no FMA) computes both in double; an FMA build made with
+#   FASTGELU_F32_FWD=0 runs the forward as scalar float32 code (_xsig32: the same method, auto-vectorized,
+#   with a division) and the gradient in double.  The double evaluation: w in plain double (rel. error ~2^-51, and |w| < 2^7 where results are nonzero, so exp's
+#   argument is off by < 2^-44 absolute), exp_fast (2^-27.7): total < 0.6 ulp.
 # float64: w in double-double (exp's argument needs ~2^-63 relative: 1.702 and 0.044715 are not doubles,
 #   x^3 is not exact) and exp_dd.  In the negative tail exp(w) is computed scaled by 2^_S so that it stays
 #   normal until the final multiply: x*exp(w) is rounded once even when the result is subnormal.
@@ -105,6 +106,249 @@ cdef extern from *:
     const float _Q6 "FG_Q6"
     const float _ONE_F "FG_ONE_F"
     const float _TWOM64_F "FG_TWOM64_F"
+
+cdef extern from *:
+    # float32 tanh and sigmoid forms, forward and gradient, in float32 arithmetic on full vectors (the builds
+    # that have the exact form's float32 kernels: GX_F32_SIMD; the GX_F_* vector macros are theirs).
+    # th = 1: tanh form, th = 0: sigmoid form; the functions are inlined, so th is a compile-time constant.
+    """
+    #if GX_F32_SIMD
+    #define GS_F_P1_HI 1.5957691669464111f      /* tanh: |x| w'(|x|) = x (P1 + P3 x^2), P1 = 2 sqrt(2/pi) */
+    #define GS_F_P1_LO (-4.534068054340423e-08f)
+    #define GS_F_P3_HI 0.21406444907188416f     /* 3 * 0.044715 * P1 */
+    #define GS_F_P3_LO (-2.540834209696641e-10f)
+    #define GS_F_KS_HI 1.7020000219345093f      /* sigmoid: |x| w' = 1.702 |x| */
+    #define GS_F_KS_LO (-2.1934509319976314e-08f)
+    #define GS_F_SC 0x1p100f                    /* T is carried as Tp = T*2^100: normal (>= 2^-80) up to Z_MAX,
+                                                   and so are the products and remainders formed from it */
+    #define GS_F_ISC 0x1p-100f
+
+    /* z = |w| log2(e) as zh + zl (~2^-45 relative; exp's argument must be right to ~2^-26 absolute up to
+       z = 180), with a^2 = s + sl exactly */
+    static inline __attribute__((always_inline)) void gs_f_z(gx_fv a, const int th, gx_fv* zh, gx_fv* zl,
+                                                             gx_fv* s, gx_fv* sl) {
+        if (th) {
+            const gx_fv kh = GX_F_SET1(FG_K_TANH_HI), kah = GX_F_SET1(FG_KA_TANH_HI);
+            *s = GX_F_MUL(a, a);
+            *sl = GX_F_FMS(a, a, *s);
+            gx_fv m = GX_F_MUL(kah, *s);        /* K A a^2 = m + ml */
+            gx_fv ml = GX_F_ADD(GX_F_FMS(kah, *s, m),
+                                GX_F_FMA(kah, *sl, GX_F_MUL(GX_F_SET1(FG_KA_TANH_LO), *s)));
+            gx_fv t = GX_F_ADD(kh, m);          /* K + K A a^2 = t + tl (two-sum: m may exceed K) */
+            gx_fv bb = GX_F_SUB(t, kh);
+            gx_fv tl = GX_F_ADD(GX_F_ADD(GX_F_SUB(kh, GX_F_SUB(t, bb)), GX_F_SUB(m, bb)),
+                                GX_F_ADD(ml, GX_F_SET1(FG_K_TANH_LO)));
+            *zh = GX_F_MUL(a, t);
+            *zl = GX_F_FMA(a, tl, GX_F_FMS(a, t, *zh));
+        } else {
+            const gx_fv k = GX_F_SET1(FG_K_SIG_HI);
+            *zh = GX_F_MUL(k, a);
+            *zl = GX_F_FMA(GX_F_SET1(FG_K_SIG_LO), a, GX_F_FMS(k, a, *zh));
+        }
+    }
+
+    /* Tp = T*2^100 = 2^(100 - z), z clamped to Z_MAX; and T = max(T, 2^-100), exact down to there and normal
+       (below, T only enters 1 + T, where it is far below the ulp, and x >= 0's Q, which is negligible there) */
+    static inline __attribute__((always_inline)) gx_fv gs_f_exp2(gx_fv zh, gx_fv zl, gx_fv* T) {
+        const gx_fv sh = GX_F_SET1(FG_SHIFTER_F);
+        gx_fv zc = GX_F_MIN(GX_F_SET1(FG_Z_MAX), zh);
+        gx_fv t = GX_F_SUB(sh, zc);                 /* SHIFTER - round(z): an integer */
+        gx_fv mf = GX_F_SUB(sh, t);                 /* round(z), exact */
+        gx_fv f = GX_F_SUB(GX_F_SUB(mf, zc), zl);   /* round(z) - z in [-1/2, 1/2]; the first difference exact */
+        gx_fv c = GX_F_FMA(GX_F_SET1(FG_Q6), f, GX_F_SET1(FG_Q5));
+        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q4));
+        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q3));
+        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q2));
+        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q1));
+        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q0));
+        gx_fv p = GX_F_FMA(c, f, GX_F_SET1(1.0f));  /* 2^f */
+    #if defined(__AVX512F__)
+        gx_fv Tp = _mm512_scalef_ps(p, GX_F_SUB(GX_F_SET1(100.0f), mf));
+    #else
+        gx_fv Tp = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(
+            _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(100 - 0x4B400000)), 23)));
+    #endif
+        *T = GX_F_MUL(GX_F_MAX(Tp, GX_F_SET1(1.0f)), GX_F_SET1(GS_F_ISC));
+        return Tp;
+    }
+
+    /* 1/d to ~2^-14 (AVX-512) or ~2^-23 (AVX2: one Newton step): only ever used with a remainder correction,
+       whose error is the square of this one (a division cost ~25% of the loop) */
+    static inline __attribute__((always_inline)) gx_fv gs_f_rcp(gx_fv d) {
+    #if defined(__AVX512F__)
+        return _mm512_rcp14_ps(d);
+    #else
+        gx_fv r = _mm256_rcp_ps(d);
+        return GX_F_MUL(r, GX_F_FNMA(d, r, GX_F_SET1(2.0f)));
+    #endif
+    }
+
+    #if defined(__AVX512F__)
+    typedef __mmask16 gs_mask;
+    #define GS_F_GE0(x) _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ)
+    #define GS_F_SEL(m, a, b) _mm512_mask_blend_ps(m, b, a)        /* m ? a : b */
+    #else
+    typedef gx_fv gs_mask;
+    #define GS_F_GE0(x) _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ)
+    #define GS_F_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
+    #endif
+
+    /* x sigma(w): x >= 0: x/(1 + T); x < 0: -|x| T/(1 + T), T = exp(-|w|).  Numerator and 1 + T are exact
+       float pairs and the quotient is corrected through its FMA remainder, so the error is T's plus one
+       rounding.  |x| <= TINY: x/2 rounded (gx_f_tiny: x sigma(w) = x/2 (1 + O(x)), as for the exact form) */
+    static inline __attribute__((always_inline)) gx_fv gs_f_xsig(gx_fv x, const int th) {
+        const gx_fv L = GX_F_SET1(th ? 21.0f : 400.0f), one = GX_F_SET1(1.0f);
+        gx_fv a = GX_F_MIN(L, GX_F_ABS(x));                  /* NaN stays */
+    #if defined(__AVX512F__)
+        __mmask16 tiny = _mm512_cmp_ps_mask(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
+        if (__builtin_expect(tiny == 0xffff, 0))
+            return gx_f_tiny(x);
+    #else
+        gx_fv tinyv = _mm256_cmp_ps(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
+        int tiny = _mm256_movemask_ps(tinyv);
+        if (__builtin_expect(tiny == 0xff, 0))
+            return gx_f_tiny(x);
+    #endif
+        a = GX_F_MAX(GX_F_SET1(GX_F_TINY), a);              /* no subnormal operand below */
+        gx_fv zh, zl, s, sl, T;
+        gs_f_z(a, th, &zh, &zl, &s, &sl);
+        gx_fv Tp = gs_f_exp2(zh, zl, &T);
+        gx_fv dh = GX_F_ADD(T, one);
+        gx_fv dl = GX_F_ADD(GX_F_SUB(one, dh), T);          /* 1 + T = dh + dl exactly */
+        gs_mask pos = GS_F_GE0(x);
+        gx_fv Tn = GS_F_SEL(pos, one, Tp);
+        gx_fv nh = GX_F_MUL(a, Tn);                          /* x >= 0: |x|;  x < 0: |x| T 2^100 = nh + nl */
+        gx_fv nl = GX_F_FMS(a, Tn, nh);
+        gx_fv r = gs_f_rcp(dh);
+        gx_fv q = GX_F_MUL(nh, r);
+        gx_fv e = GX_F_ADD(GX_F_FNMA(q, dh, nh), nl);       /* nh + nl - q (dh + dl), the first part exact */
+        e = GX_F_FNMA(q, dl, e);
+        gx_fv y = GX_F_MUL(GX_F_FMA(e, r, q), GS_F_SEL(pos, one, GX_F_SET1(-GS_F_ISC)));
+    #if defined(__AVX512F__)
+        y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, L, _CMP_GT_OQ), x);    /* beyond L: x */
+        if (__builtin_expect(tiny != 0, 0))
+            y = _mm512_mask_mov_ps(y, tiny, gx_f_tiny(x));
+    #else
+        y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, L, _CMP_GT_OQ));
+        if (__builtin_expect(tiny != 0, 0))
+            y = _mm256_blendv_ps(y, gx_f_tiny(x), tinyv);
+    #endif
+        return y;
+    }
+
+    /* dy (x sigma(w))', (x sigma(w))' = sigma (1 + p (1 - sigma)) with p = |x| w'(|x|) (w' is even):
+         x >= 0: 1 + Q,  x < 0: -Q,   Q = T U / D,  U = p - (1 + T),  D = (1 + T)^2.
+       Errors are measured in ulps of max(sigma, p sigma (1 - sigma)) = T^[x<0] max(1 + T, p)/D, so U (which
+       cancels at the gradient's zero near x = -0.75) is needed to ulps of max(1 + T, p): it is carried as an
+       exact pair from p = ph + pl (~2^-40).  For
+       x >= 0, Q < 0.2 and the result above 1 (it has twice the ulp of sigma < 1): 1 + Q is rounded once, in
+       the FMA with dy.  For x < 0 the corrected quotient times dy is rounded once; when T < 2^-100 it is
+       carried times 2^100, and the 2^-100 goes into dy if |dy| >= 1 (exact; no spurious overflow of q dy) or
+       into that last FMA (a subnormal result rounds once) */
+    static inline __attribute__((always_inline)) gx_fv gs_f_xsig_grad(gx_fv x, gx_fv dy, const int th) {
+        const gx_fv L = GX_F_SET1(th ? 21.0f : 400.0f), one = GX_F_SET1(1.0f);
+        gx_fv a = GX_F_MAX(GX_F_SET1(GX_F_TINY), GX_F_MIN(L, GX_F_ABS(x)));   /* NaN stays */
+        gx_fv zh, zl, s, sl, T;
+        gs_f_z(a, th, &zh, &zl, &s, &sl);
+        gx_fv Tp = gs_f_exp2(zh, zl, &T);
+        gx_fv dh = GX_F_ADD(T, one);
+        gx_fv dl = GX_F_ADD(GX_F_SUB(one, dh), T);
+        gx_fv ph, pl;
+        if (th) {
+            /* P1 + P3 a^2 = g + gl (the rounding of g alone cost 2.35 ulp near x = -5.7) */
+            const gx_fv p1 = GX_F_SET1(GS_F_P1_HI), p3 = GX_F_SET1(GS_F_P3_HI);
+            gx_fv m = GX_F_MUL(p3, s);
+            gx_fv ml = GX_F_ADD(GX_F_FMS(p3, s, m), GX_F_FMA(p3, sl, GX_F_FMA(GX_F_SET1(GS_F_P3_LO), s,
+                                                                              GX_F_SET1(GS_F_P1_LO))));
+            gx_fv g = GX_F_ADD(p1, m);
+            gx_fv gb = GX_F_SUB(g, p1);
+            gx_fv gl = GX_F_ADD(GX_F_ADD(GX_F_SUB(p1, GX_F_SUB(g, gb)), GX_F_SUB(m, gb)), ml);
+            ph = GX_F_MUL(a, g);
+            pl = GX_F_FMA(a, gl, GX_F_FMS(a, g, ph));
+        } else {
+            const gx_fv k = GX_F_SET1(GS_F_KS_HI);
+            ph = GX_F_MUL(k, a);
+            pl = GX_F_FMA(GX_F_SET1(GS_F_KS_LO), a, GX_F_FMS(k, a, ph));
+        }
+        gx_fv Uh = GX_F_SUB(ph, dh);                        /* two-sum: ph - dh = Uh + Ul exactly */
+        gx_fv bb = GX_F_SUB(Uh, ph);
+        gx_fv Ul = GX_F_SUB(GX_F_SUB(ph, GX_F_SUB(Uh, bb)), GX_F_ADD(bb, dh));
+        Ul = GX_F_ADD(Ul, GX_F_SUB(pl, dl));
+        gs_mask pos = GS_F_GE0(x);
+    #if defined(__AVX512F__)
+        __mmask16 tb = _mm512_cmp_ps_mask(Tp, one, _CMP_GE_OQ);                     /* T >= 2^-100 */
+        __mmask16 db = _mm512_cmp_ps_mask(GX_F_ABS(dy), one, _CMP_GE_OQ);
+        gx_fv E = _mm512_mask_blend_ps(pos | tb, Tp, T);
+        gx_fv dyn = _mm512_maskz_mov_ps(~pos, _mm512_mask_mul_ps(dy, ~tb & db, dy, GX_F_SET1(GS_F_ISC)));
+        gx_fv sc = _mm512_mask_blend_ps(~tb & ~db, GX_F_SET1(-1.0f), GX_F_SET1(-GS_F_ISC));
+    #else
+        gx_fv tb = _mm256_cmp_ps(Tp, one, _CMP_GE_OQ);
+        gx_fv db = _mm256_cmp_ps(GX_F_ABS(dy), one, _CMP_GE_OQ);
+        gx_fv E = _mm256_blendv_ps(Tp, T, _mm256_or_ps(pos, tb));
+        gx_fv dyn = _mm256_andnot_ps(pos, _mm256_blendv_ps(dy, GX_F_MUL(dy, GX_F_SET1(GS_F_ISC)),
+                                                           _mm256_andnot_ps(tb, db)));
+        gx_fv sc = _mm256_blendv_ps(GX_F_SET1(-GS_F_ISC), GX_F_SET1(-1.0f), _mm256_or_ps(tb, db));
+    #endif
+        gx_fv Nh = GX_F_MUL(Uh, E);
+        gx_fv Nl = GX_F_FMA(Ul, E, GX_F_FMS(Uh, E, Nh));    /* T U to ~2^-46 */
+        gx_fv Dh = GX_F_MUL(dh, dh);
+        gx_fv Dl = GX_F_FMA(GX_F_ADD(dh, dh), dl, GX_F_FMS(dh, dh, Dh));
+        gx_fv r = gs_f_rcp(Dh);
+        gx_fv q = GX_F_MUL(Nh, r);
+        gx_fv e = GX_F_ADD(GX_F_FNMA(q, Dh, Nh), Nl);
+        e = GX_F_FNMA(q, Dl, e);
+        gx_fv er = GX_F_MUL(e, r);                          /* Q = q + er */
+        gx_fv yp = GX_F_FMA(GX_F_ADD(q, er), dy, dy);       /* x >= 0: dy + dy Q */
+        gx_fv qd = GX_F_MUL(q, dyn);                        /* x < 0: -(q + er) dy, scaled (0 for x >= 0) */
+        gx_fv t = GX_F_FMA(er, dyn, GX_F_FMS(q, dyn, qd));
+        return GS_F_SEL(pos, yp, GX_F_FMA(qd, sc, GX_F_MUL(t, sc)));
+    }
+
+    static inline __attribute__((always_inline)) void gs_f_fwd_loop(const float* x, float* y, ptrdiff_t n,
+                                                                    const int th) {
+        ptrdiff_t i = 0;
+    #if defined(__AVX512F__)
+        for (; i + GX_F_W <= n; i += GX_F_W) {
+            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
+            _mm512_storeu_ps(y + i, gs_f_xsig(_mm512_loadu_ps(x + i), th));
+        }
+        if (i < n) {
+            __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
+            _mm512_mask_storeu_ps(y + i, k, gs_f_xsig(_mm512_maskz_loadu_ps(k, x + i), th));
+        }
+    #else
+        for (; i + GX_F_W <= n; i += GX_F_W) {
+            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
+            _mm256_storeu_ps(y + i, gs_f_xsig(_mm256_loadu_ps(x + i), th));
+        }
+        if (i < n) {
+            __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            _mm256_maskstore_ps(y + i, k, gs_f_xsig(_mm256_maskload_ps(x + i, k), th));
+        }
+    #endif
+    }
+    #define GS_F_XFAR_TANH 11.25f     /* z(11.25) < Z_MAX < z(11.43): beyond, gradients with |dy| > 1 are fixed up */
+    #define GS_F_XFAR_SIG 72.0f       /* z(72) < Z_MAX < z(73.3) */
+    static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { gs_f_fwd_loop(x, y, n, 1); }
+    static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { gs_f_fwd_loop(x, y, n, 0); }
+    #define gs_f_grad_k(x, dy, kind) gs_f_xsig_grad(x, dy, kind == 1)
+    static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+        GX_F_GRAD_LOOP(gs_f_grad_k, 1, GS_F_XFAR_TANH) }
+    static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+        GX_F_GRAD_LOOP(gs_f_grad_k, 2, GS_F_XFAR_SIG) }
+    #else
+    static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
+    static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
+    static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+        (void)x; (void)dy; (void)y; (void)n; }
+    static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+        (void)x; (void)dy; (void)y; (void)n; }
+    #endif
+    """
+    void gs_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    void gs_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
+    void gs_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
 
 cdef inline double _absclamp(double x, double L) noexcept nogil:
     # |x| limited to L; NaN passes (the comparison is false)
@@ -283,7 +527,14 @@ cdef inline float _xsig32(float x, vtag v) noexcept nogil:
 cdef inline real _xsig(real x, vtag v) noexcept nogil:
     cdef double xd = x
     cdef double xa, T
-    if real is float and FG_HAVE_FMA:
+    cdef float r
+    if real is float and GX_F32_SIMD:               # the bits of the block function
+        if vtag is _TanhP:
+            gs_f_tanh_block(&x, &r, 1)
+        else:
+            gs_f_sig_block(&x, &r, 1)
+        return r
+    elif real is float and FG_HAVE_FMA:
         return _xsig32(x, v)
     elif real is float:
         # without FMA the float32 quotient above cannot be corrected: computed in double
@@ -297,7 +548,14 @@ cdef inline real _xsig_grad(real x, real dy, vtag v) noexcept nogil:
     cdef double xd = x
     cdef double xa, T, s, q
     cdef bint pos
-    if real is float:
+    cdef float r
+    if real is float and GX_F32_SIMD:               # the bits of the block function
+        if vtag is _TanhP:
+            gs_f_tanh_grad_block(&x, &dy, &r, 1)
+        else:
+            gs_f_sig_grad_block(&x, &dy, &r, 1)
+        return r
+    elif real is float:
         xa = _absclamp(xd, _L32(v))
         T = exp_fast_unclamped(-_w_d(xa, v))
         s = 1.0 / (1.0 + T)
@@ -314,7 +572,12 @@ cdef enum:
 cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, vtag v) noexcept nogil:
     cdef Py_ssize_t i, c, m
     cdef double T[_CH]
-    if real is float:
+    if real is float and GX_F32_SIMD:
+        if vtag is _TanhP:
+            gs_f_tanh_block(x, y, n)
+        else:
+            gs_f_sig_block(x, y, n)
+    elif real is float:
         for i in range(n):
             y[i] = _xsig(x[i], v)
     else:
@@ -330,7 +593,12 @@ cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, vtag v) noexc
 cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n, vtag v) noexcept nogil:
     cdef Py_ssize_t i, c, m
     cdef double T[_CH]
-    if real is float:
+    if real is float and GX_F32_SIMD:
+        if vtag is _TanhP:
+            gs_f_tanh_grad_block(x, dy, y, n)
+        else:
+            gs_f_sig_grad_block(x, dy, y, n)
+    elif real is float:
         for i in range(n):
             y[i] = _xsig_grad(x[i], dy[i], v)
     else:

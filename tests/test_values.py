@@ -107,7 +107,7 @@ def test_exact_chunk_dispatch_same_bits(uf, name, rng):
     assert np.array_equal(inplace, y)
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad"])
+@pytest.mark.parametrize("name", NAMES)
 def test_tiny_and_subnormal_lanes_mixed_with_others(uf, name, rng):
     """The float32 kernels send |x| <= 2^-30 (zeros, subnormals) down their own path, per vector: all-tiny
     vectors, mixed ones and single calls must give the same bits, within 2 ULP (x/2 correctly rounded for
@@ -124,12 +124,34 @@ def test_tiny_and_subnormal_lanes_mixed_with_others(uf, name, rng):
     ref, scale = ref64(name, x.astype(np.float64))
     err = ulp_error(y, ref, scale, np.float32)
     assert err.max() <= 2.0, x[np.argmax(err)]
-    if name == "gelu":
+    if name in FWD:
         small = np.abs(x) < 2 ** -125           # x/2 exact for normal x/2; a tie of a subnormal rounds to +inf
         assert np.array_equal(y[~small & (np.abs(x) <= 2 ** -30)], x[~small & (np.abs(x) <= 2 ** -30)] / 2)
         assert np.array_equal(np.signbit(y[x == 0]), np.signbit(x[x == 0]))
     else:
         assert np.all(y[np.abs(x) <= 2 ** -30] == 0.5)
+
+
+@pytest.mark.parametrize("dy", [1e30, -3e38, 7e10, 1e5, -300.0, 1e-30, 1e-40])
+@pytest.mark.parametrize("name", GRAD)
+def test_gradient_with_large_and_tiny_dy(uf, name, dy, rng):
+    """dy * GELU'(x) rounded from its true value: a large dy lifts products whose GELU'(x) alone underflows
+    (1e30 * GELU'(-15) = -4e-22) and must not overflow on the way when the result is in range; a tiny dy
+    keeps its bits.  The float32 kernels clamp x or the exponent where dy = 1 gives 0, so those lanes, and
+    their scaling, are what this checks."""
+    x = np.concatenate([[-8.7, -9.5, -11.3, -11.5, -12, -14.9, -15.5, -17, -19, -21.5, -60, -80, -500, -np.inf,
+                         np.inf, -0.0, 0.0, 2.76, -0.75], rng.standard_normal(300) * 8,
+                        rng.uniform(-80, 0, 300)]).astype(np.float32)
+    d = np.float32(dy)
+    y = uf[name](x, np.full_like(x, d))
+    ref, scale = ref64(name, x.astype(np.float64))
+    want = ref * np.float64(d)
+    over = np.abs(want) > np.finfo(np.float32).max
+    assert np.array_equal(y[over], want[over].astype(np.float32)), x[over]
+    ok = ~over & ~np.isnan(want)
+    err = ulp_error(y[ok], want[ok], scale[ok] * abs(np.float64(d)), np.float32)
+    assert err.max() <= 2.0, (x[ok][np.argmax(err)], y[ok][np.argmax(err)], want[ok][np.argmax(err)])
+    assert np.array_equal(np.isnan(y), np.isnan(want))
 
 
 @pytest.mark.parametrize("n", [1, 7, 31, 1000, 40000, 100003])

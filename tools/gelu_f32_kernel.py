@@ -1,9 +1,10 @@
-"""The float32-arithmetic exact GELU kernels of fastgelu/_gelu_exact.pxi ("float32 kernels"), compiled alone
-from the .pxi's C text (the docstring of the `cdef extern from *` block that defines GX_F32_SIMD) with $CC,
-so that they can be checked and timed without building the package:
+"""The float32-arithmetic kernels of all six functions, compiled alone with $CC from the C text of
+fastgelu/_gelu_exact.pxi (the `cdef extern from *` block that defines GX_F32_SIMD: the exact form) and of
+fastgelu/_gelu_sigmoid.pxi (its float constants and the GS_F block: tanh and sigmoid forms), so that they can be
+checked and timed without building the package:
 
-  python tools/sweep_f32.py --module gelu_f32_kernel --only gelu,gelu_grad              # AVX-512
-  GX_KERNEL_ISA=avx2 python tools/sweep_f32.py --module gelu_f32_kernel --only gelu,gelu_grad
+  python tools/sweep_f32.py --module gelu_f32_kernel                                    # AVX-512
+  GX_KERNEL_ISA=avx2 python tools/sweep_f32.py --module gelu_f32_kernel --only gelu_tanh
 
 The package's AVX-512 and AVX2 builds run exactly these kernels for every float32 input, so the package
 sweep checks the same functions; this is the quick loop for changing them (one sweep of all 2^32 inputs:
@@ -23,15 +24,24 @@ FLAGS = {"avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mav
          "avx2": ["-mavx2", "-mfma"]}
 
 
+def _c_block(name, marker):
+    """The C text (docstring) of the `cdef extern from *` block of fastgelu/<name> that contains marker."""
+    src = open(os.path.join(HERE, "..", "fastgelu", name)).read()
+    i = src.index(marker)
+    return textwrap.dedent(src[src.rindex('"""', 0, i) + 3:src.index('"""', i)])
+
+
+FUNCS = {"gelu": "gx_f_gelu_block", "gelu_tanh": "gs_f_tanh_block", "gelu_sigmoid": "gs_f_sig_block"}
+
+
 def kernel_source():
-    src = open(os.path.join(HERE, "..", "fastgelu", "_gelu_exact.pxi")).read()
-    i = src.index("#define GX_F32_SIMD 1")
-    b = src.rindex('"""', 0, i) + 3
-    e = src.index('"""', i)
-    return "#define FASTGELU_F32_FWD 1\n" + textwrap.dedent(src[b:e]) + (
-        "\nvoid gelu_all(const float* x, float* y, long n) { gx_f_gelu_block(x, y, n); }\n"
-        "void gelu_grad_all(const float* x, const float* dy, float* y, long n) "
-        "{ gx_f_gelu_grad_block(x, dy, y, n); }\n")
+    code = ("#define FASTGELU_F32_FWD 1\n" + _c_block("_gelu_exact.pxi", "#define GX_F32_SIMD 1")
+            + _c_block("_gelu_sigmoid.pxi", "#define FG_K_TANH_HI") + _c_block("_gelu_sigmoid.pxi", "#define GS_F_P1_HI"))
+    for name, fn in FUNCS.items():
+        grad = fn.replace("_block", "_grad_block")
+        code += (f"\nvoid {name}_all(const float* x, float* y, long n) {{ {fn}(x, y, n); }}\n"
+                 f"void {name}_grad_all(const float* x, const float* dy, float* y, long n) {{ {grad}(x, dy, y, n); }}\n")
+    return code
 
 
 def build(isa):
@@ -45,26 +55,37 @@ def build(isa):
                 f.write(code)
             out = os.path.join(tmp, "k.so")
             cc = os.environ.get("CC", "cc").split()
-            subprocess.run(cc + ["-O2", "-fPIC", "-shared", c, "-o", out] + FLAGS[isa], check=True)
+            subprocess.run(cc + ["-O2", "-fPIC", "-shared", c, "-o", out, "-lm"] + FLAGS[isa], check=True)
             os.replace(out, lib)          # atomic: sweep workers may build at once
     return lib
 
 
 _lib = ctypes.CDLL(build(os.environ.get("GX_KERNEL_ISA", "avx512")))
-_lib.gelu_all.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
-_lib.gelu_grad_all.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
 
 
-def gelu(x):
-    x = np.ascontiguousarray(x, np.float32)
-    y = np.empty_like(x)
-    _lib.gelu_all(x.ctypes.data, y.ctypes.data, x.size)
-    return y
+def _forward(fn):
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
+
+    def f(x):
+        x = np.ascontiguousarray(x, np.float32)
+        y = np.empty_like(x)
+        fn(x.ctypes.data, y.ctypes.data, x.size)
+        return y
+    return f
 
 
-def gelu_grad(x, dy):
-    x = np.ascontiguousarray(x, np.float32)
-    dy = np.ascontiguousarray(np.broadcast_to(dy, x.shape), np.float32)
-    y = np.empty_like(x)
-    _lib.gelu_grad_all(x.ctypes.data, dy.ctypes.data, y.ctypes.data, x.size)
-    return y
+def _gradient(fn):
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
+
+    def g(x, dy):
+        x = np.ascontiguousarray(x, np.float32)
+        dy = np.ascontiguousarray(np.broadcast_to(dy, x.shape), np.float32)
+        y = np.empty_like(x)
+        fn(x.ctypes.data, dy.ctypes.data, y.ctypes.data, x.size)
+        return y
+    return g
+
+
+for _name in FUNCS:
+    globals()[_name] = _forward(getattr(_lib, _name + "_all"))
+    globals()[_name + "_grad"] = _gradient(getattr(_lib, _name + "_grad_all"))
