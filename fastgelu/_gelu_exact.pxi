@@ -571,21 +571,15 @@ cdef extern from *:
            14.2]).  Fdy (if asked for) = F*dy with dy applied before the scaling: a subnormal F times a large dy
            would carry the subnormal's absolute rounding error into a normal result */
     #if defined(__AVX512F__)
-        if (Fdy) {          /* |dy| >= 1: 2^-64 into dy first (exact), 2^64 into the scaling: S dy cannot overflow */
-            __mmask16 big = _mm512_cmp_ps_mask(GX_F_ABS(dy), GX_F_SET1(1.0f), _CMP_GE_OQ);
-            *Fdy = _mm512_scalef_ps(GX_F_MUL(S, _mm512_mask_mul_ps(dy, big, dy, GX_F_SET1(0x1p-64f))),
-                                    _mm512_mask_add_ps(mn, big, mn, GX_F_SET1(64.0f)));
-        }
+        if (Fdy)            /* S dy may overflow for |dy| > ~5e37 where the result does not: GX_F_GRAD_LOOP */
+            *Fdy = _mm512_scalef_ps(GX_F_MUL(S, dy), mn);
         return _mm512_scalef_ps(S, mn);
     #else
         gx_fv sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
             _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));     /* 2^(mn + 64): bits(b) = bits(MAGIC) + mn */
         gx_fv P = GX_F_MUL(S, sc);                               /* normal: exact */
-        if (Fdy) {          /* |dy| >= 1: the 2^-64 goes into dy first (exact), so P dy cannot overflow */
-            gx_fv big = _mm256_cmp_ps(GX_F_ABS(dy), GX_F_SET1(1.0f), _CMP_GE_OQ);
-            gx_fv d = _mm256_blendv_ps(dy, GX_F_MUL(dy, GX_F_SET1(0x1p-64f)), big);
-            *Fdy = GX_F_MUL(GX_F_MUL(P, d), _mm256_blendv_ps(GX_F_SET1(0x1p-64f), GX_F_SET1(1.0f), big));
-        }
+        if (Fdy)            /* P dy may overflow for |dy| > ~2^61 where the result does not: GX_F_GRAD_LOOP */
+            *Fdy = GX_F_MUL(GX_F_MUL(P, dy), GX_F_SET1(0x1p-64f));
         return GX_F_MUL(P, GX_F_SET1(0x1p-64f));
     #endif
     }
@@ -647,72 +641,93 @@ cdef extern from *:
     #endif
     }
 
-    /* Gradients far in the negative tail, in double, lane by lane.  The float32 kernels clamp there (exact: |x|
-       at AMAX; tanh and sigmoid: z at Z_MAX), which is right only while dy GELU'(x) underflows: for |dy| <= 1.
-       A larger dy can lift the product into range (1e30 * GELU'(-15) = -4e-22), so such lanes (x < -lim and
-       |dy| > 1: never in practice, found by a test with dy = 1e30) are recomputed here.
-       kind: 0 exact, 1 tanh, 2 sigmoid. */
-    static double gx_f_grad_far(float xf, float dyf, int kind) {
-        double x = xf, p, w;
-        if (kind == 0) {                /* Phi(x) + x phi(x); at |x| = 40 both are 0 in double too */
-            x = x < -40.0 ? -40.0 : x;
+    /* Gradients in double, lane by lane, where the float32 kernels cannot be trusted with a large dy:
+       - far in the negative tail the kernels clamp (exact: |x| at AMAX; tanh and sigmoid: z at Z_MAX), which is
+         right only while dy GELU'(x) underflows, i.e. for |dy| <= 1; a larger dy can lift the product into
+         range (1e30 * GELU'(-15) = -4e-22);
+       - an intermediate (the scaled G dy, or q dy) can overflow for |dy| > ~2^61 while the result does not,
+         and dy = inf makes inf - inf where the result is inf.
+       So a vector with x < -lim or a result that is not finite (rare: a cold call) has those lanes recomputed
+       here, unless x or dy is NaN (then NaN is right).  kind: 0 exact, 1 tanh, 2 sigmoid. */
+    static double gx_f_grad_double(float xf, float dyf, int kind) {
+        double x = xf, w, t, s, sig, oms;
+        if (kind == 0) {                /* Phi(x) + x phi(x); at |x| = 40 phi is 0 in double too */
+            x = x < -40.0 ? -40.0 : (x > 40.0 ? 40.0 : x);
             return (double)dyf * (0.5 * erfc(-x * 0.7071067811865476) + x * exp(-0.5 * x * x) * 0.3989422804014327);
         }
-        /* sigma(w) (1 - p (1 - sigma)), sigma = e^w (1 + O(e^w)) with w < -124: e^w (1 - p), p = |x| w'(|x|) */
-        x = x < -400.0 ? -400.0 : x;    /* beyond, e^w is 0 in double */
-        if (kind == 1) {
-            x = x < -21.0 ? -21.0 : x;
-            w = 1.5957691216057308 * x * (1.0 + 0.044715 * x * x);
-            p = -1.5957691216057308 * x * (1.0 + 3.0 * 0.044715 * x * x);
-        } else {
-            w = 1.702 * x;
-            p = -w;
-        }
-        return (double)dyf * (exp(w) * (1.0 - p));
+        /* sigma (1 + x w' (1 - sigma)) with t = exp(-|w|): no overflow, no cancellation in sigma */
+        double L = kind == 1 ? 30.0 : 1000.0;   /* as float64: beyond, sigma is 1 or 0 in double too */
+        x = x < -L ? -L : (x > L ? L : x);
+        double dw = kind == 1 ? 1.5957691216057308 * (1.0 + 3.0 * 0.044715 * x * x) : 1.702;
+        w = kind == 1 ? 1.5957691216057308 * x * (1.0 + 0.044715 * x * x) : 1.702 * x;
+        t = exp(-fabs(w));
+        s = 1.0 / (1.0 + t);
+        sig = w >= 0 ? s : t * s;
+        oms = w >= 0 ? t * s : s;
+        return (double)dyf * (sig * (1.0 + x * dw * oms));
     }
-    static void gx_f_grad_fix(gx_fv x, gx_fv dy, float* y, unsigned int m, int kind) {
-        float xs[GX_F_W], ds[GX_F_W];
-    #if defined(__AVX512F__)
-        _mm512_storeu_ps(xs, x);
-        _mm512_storeu_ps(ds, dy);
-    #else
-        _mm256_storeu_ps(xs, x);
-        _mm256_storeu_ps(ds, dy);
-    #endif
+    /* y: the kernel's results for x[0..], dy[0..] (copies of the inputs: y may have overwritten them) */
+    static void gx_f_grad_fix(const float* x, const float* dy, float* y, unsigned int m, float lim, int kind) {
         for (; m; m &= m - 1u) {
             int j = __builtin_ctz(m);
-            y[j] = (float)gx_f_grad_far(xs[j], ds[j], kind);
+            if (isnan(x[j]) || isnan(dy[j]))
+                continue;
+            if ((x[j] < -lim && fabsf(dy[j]) > 1.0f) || !isfinite(y[j]))
+                y[j] = (float)gx_f_grad_double(x[j], dy[j], kind);
         }
     }
-    /* lanes with x < -lim and |dy| > 1, as bits */
-    static inline __attribute__((always_inline)) unsigned int gx_f_far(gx_fv x, gx_fv dy, float lim) {
+    /* lanes with x < -lim or a result that is inf or NaN (or x NaN), as bits: y*0 - x is -x or NaN, one
+       unordered compare (AVX2: 10% of the loop as two compares) */
+    static inline __attribute__((always_inline)) unsigned int gx_f_suspect(gx_fv x, gx_fv y, float lim) {
+        gx_fv u = GX_F_FMS(y, GX_F_SET1(0.0f), x);
     #if defined(__AVX512F__)
-        return _mm512_cmp_ps_mask(x, GX_F_SET1(-lim), _CMP_LT_OQ)
-               & _mm512_cmp_ps_mask(GX_F_ABS(dy), GX_F_SET1(1.0f), _CMP_GT_OQ);
+        return _mm512_cmp_ps_mask(u, GX_F_SET1(lim), _CMP_NLE_UQ);
     #else
-        return (unsigned int)_mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(x, GX_F_SET1(-lim), _CMP_LT_OQ),
-                                                              _mm256_cmp_ps(GX_F_ABS(dy), GX_F_SET1(1.0f), _CMP_GT_OQ)));
+        return (unsigned int)_mm256_movemask_ps(_mm256_cmp_ps(u, GX_F_SET1(lim), _CMP_NLE_UQ));
     #endif
     }
-    /* the gradient loop of all three forms: grad(x, dy, kind) one vector, far lanes beyond lim fixed up */
+    /* the gradient loop of all three forms: grad(x, dy, kind) one vector, in chunks of GX_F_GCHUNK vectors.  A
+       vector with suspect lanes has its x and dy saved (before y, which may be either, is stored) and is checked
+       in double after its chunk, so the loop holds no call (one there cost the AVX2 gradients 6%).  The check
+       itself costs 3-10% (4 operations per vector; a pass over dy to skip it where all |dy| <= 1 cost as much) */
+    #define GX_F_GCHUNK 64
     #define GX_F_GRAD_LOOP(grad, kind, lim)                                                                    \
+        float sx[GX_F_GCHUNK][GX_F_W], sd[GX_F_GCHUNK][GX_F_W];                                               \
+        ptrdiff_t si[GX_F_GCHUNK];                                                                             \
+        unsigned int sm[GX_F_GCHUNK];                                                                          \
         ptrdiff_t i = 0;                                                                                       \
-        for (; i + GX_F_W <= n; i += GX_F_W) {                                                                 \
-            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);                                   \
-            _mm_prefetch((const char*)(dy + i) + GX_F_PREFETCH, _MM_HINT_T0);                                  \
-            gx_fv xv = GX_F_LOADU(x + i), dv = GX_F_LOADU(dy + i);                                            \
-            GX_F_STOREU(y + i, grad(xv, dv, kind));                                                            \
-            unsigned int m = gx_f_far(xv, dv, lim);                                                            \
-            if (__builtin_expect(m != 0, 0))                                                                   \
-                gx_f_grad_fix(xv, dv, y + i, m, kind);                                                         \
-        }                                                                                                      \
-        if (i < n) {                                                                                           \
-            GX_F_TAILMASK(k, n - i);                                                                           \
-            gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = GX_F_MASKLOAD(dy + i, k);                                \
-            GX_F_MASKSTORE(y + i, k, grad(xv, dv, kind));                                                      \
-            unsigned int m = gx_f_far(xv, dv, lim);     /* the lanes past n loaded as 0: never far */          \
-            if (__builtin_expect(m != 0, 0))                                                                   \
-                gx_f_grad_fix(xv, dv, y + i, m, kind);                                                         \
+        while (i < n) {                                                                                        \
+            ptrdiff_t end = n - i > GX_F_GCHUNK * GX_F_W ? i + GX_F_GCHUNK * GX_F_W : n;                       \
+            int ns = 0;                                                                                        \
+            for (; i + GX_F_W <= end; i += GX_F_W) {                                                           \
+                _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);                               \
+                _mm_prefetch((const char*)(dy + i) + GX_F_PREFETCH, _MM_HINT_T0);                              \
+                gx_fv yv = grad(GX_F_LOADU(x + i), GX_F_LOADU(dy + i), kind);                                 \
+                unsigned int m = gx_f_suspect(GX_F_LOADU(x + i), yv, lim);                                    \
+                if (__builtin_expect(m != 0, 0)) {                                                             \
+                    GX_F_STOREU(sx[ns], GX_F_LOADU(x + i));                                                    \
+                    GX_F_STOREU(sd[ns], GX_F_LOADU(dy + i));                                                   \
+                    si[ns] = i;                                                                                \
+                    sm[ns++] = m;                                                                              \
+                }                                                                                              \
+                GX_F_STOREU(y + i, yv);                                                                        \
+            }                                                                                                  \
+            if (i < end) {                          /* the last, partial vector (end == n) */                  \
+                GX_F_TAILMASK(k, end - i);                                                                     \
+                gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = GX_F_MASKLOAD(dy + i, k);                            \
+                gx_fv yv = grad(xv, dv, kind);                                                                 \
+                unsigned int m = gx_f_suspect(xv, yv, lim) & ((1u << (end - i)) - 1u);                         \
+                if (m != 0) {                                                                                  \
+                    GX_F_STOREU(sx[ns], xv);                                                                   \
+                    GX_F_STOREU(sd[ns], dv);                                                                   \
+                    si[ns] = i;                                                                                \
+                    sm[ns++] = m;                                                                              \
+                }                                                                                              \
+                GX_F_MASKSTORE(y + i, k, yv);                                                                  \
+                i = end;                                                                                       \
+            }                                                                                                  \
+            for (int s_ = 0; s_ < ns; s_++)                                                                    \
+                gx_f_grad_fix(sx[s_], sd[s_], y + si[s_], sm[s_], lim, kind);                                  \
         }
 
     /* y[i] = gelu(x[i]), i < n; y == x allowed (each vector is loaded before it is stored) */

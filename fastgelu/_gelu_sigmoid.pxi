@@ -243,8 +243,8 @@ cdef extern from *:
        exact pair from p = ph + pl (~2^-40).  For
        x >= 0, Q < 0.2 and the result above 1 (it has twice the ulp of sigma < 1): 1 + Q is rounded once, in
        the FMA with dy.  For x < 0 the corrected quotient times dy is rounded once; when T < 2^-100 it is
-       carried times 2^100, and the 2^-100 goes into dy if |dy| >= 1 (exact; no spurious overflow of q dy) or
-       into that last FMA (a subnormal result rounds once) */
+       carried times 2^100 and the 2^-100 goes into that last FMA (a subnormal result rounds once; q dy may
+       then overflow for |dy| > 2^117: GX_F_GRAD_LOOP recomputes infinite results) */
     static inline __attribute__((always_inline)) gx_fv gs_f_xsig_grad(gx_fv x, gx_fv dy, const int th) {
         const gx_fv L = GX_F_SET1(th ? 21.0f : 400.0f), one = GX_F_SET1(1.0f);
         gx_fv a = GX_F_MAX(GX_F_SET1(GX_F_TINY), GX_F_MIN(L, GX_F_ABS(x)));   /* NaN stays */
@@ -277,17 +277,14 @@ cdef extern from *:
         gs_mask pos = GS_F_GE0(x);
     #if defined(__AVX512F__)
         __mmask16 tb = _mm512_cmp_ps_mask(Tp, one, _CMP_GE_OQ);                     /* T >= 2^-100 */
-        __mmask16 db = _mm512_cmp_ps_mask(GX_F_ABS(dy), one, _CMP_GE_OQ);
         gx_fv E = _mm512_mask_blend_ps(pos | tb, Tp, T);
-        gx_fv dyn = _mm512_maskz_mov_ps(~pos, _mm512_mask_mul_ps(dy, ~tb & db, dy, GX_F_SET1(GS_F_ISC)));
-        gx_fv sc = _mm512_mask_blend_ps(~tb & ~db, GX_F_SET1(-1.0f), GX_F_SET1(-GS_F_ISC));
+        gx_fv dyn = _mm512_maskz_mov_ps(~pos, dy);          /* x >= 0: 0, no subnormal from the unused part */
+        gx_fv sc = _mm512_mask_blend_ps(tb, GX_F_SET1(-GS_F_ISC), GX_F_SET1(-1.0f));
     #else
         gx_fv tb = _mm256_cmp_ps(Tp, one, _CMP_GE_OQ);
-        gx_fv db = _mm256_cmp_ps(GX_F_ABS(dy), one, _CMP_GE_OQ);
         gx_fv E = _mm256_blendv_ps(Tp, T, _mm256_or_ps(pos, tb));
-        gx_fv dyn = _mm256_andnot_ps(pos, _mm256_blendv_ps(dy, GX_F_MUL(dy, GX_F_SET1(GS_F_ISC)),
-                                                           _mm256_andnot_ps(tb, db)));
-        gx_fv sc = _mm256_blendv_ps(GX_F_SET1(-GS_F_ISC), GX_F_SET1(-1.0f), _mm256_or_ps(tb, db));
+        gx_fv dyn = _mm256_andnot_ps(pos, dy);
+        gx_fv sc = _mm256_blendv_ps(GX_F_SET1(-GS_F_ISC), GX_F_SET1(-1.0f), tb);
     #endif
         gx_fv Nh = GX_F_MUL(Uh, E);
         gx_fv Nl = GX_F_FMA(Ul, E, GX_F_FMS(Uh, E, Nh));    /* T U to ~2^-46 */
