@@ -42,6 +42,9 @@
 #     (gx_f_tiny; a vector of them alone skips the rest), gradient 1/2, its value at 2^-30, where it is
 #     evaluated.  A subnormal product or (AVX2) sum takes a ~100-cycle microcode assist: the main paths
 #     have none, but for forward inputs 0 < |x| < ~1e-19 beside normal ones in a vector.
+#   Gradients: a vector with lanes a large dy could make wrong (x beyond the clamp, where G dy only
+#     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
+#     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.578 ulp (AVX-512) / 1.750 (AVX2), gradient
 # 1.590 / 1.759.  Cost ~44 vector operations per vector (AVX-512: 2.3 Gelem/s in cache, 1 thread, Xeon;
 # the double central polynomial it replaced ran 2.4 at sigma = 1 and 0.9 at sigma = 3).  Coefficients:
