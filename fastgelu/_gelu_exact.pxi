@@ -733,28 +733,22 @@ cdef extern from *:
                 gx_f_grad_fix(sx[s_], sd[s_], y + si[s_], sm[s_], lim, kind);                                  \
         }
 
-    /* y[i] = gelu(x[i]), i < n; y == x allowed (each vector is loaded before it is stored) */
+    /* the forward loop of all three forms: y[i] = fwd(x[i], arg), i < n; y == x allowed (each vector is loaded
+       before it is stored) */
+    #define GX_F_FWD_LOOP(fwd, arg)                                                                            \
+        ptrdiff_t i = 0;                                                                                       \
+        for (; i + GX_F_W <= n; i += GX_F_W) {                                                                 \
+            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);                                   \
+            GX_F_STOREU(y + i, fwd(GX_F_LOADU(x + i), arg));                                                   \
+        }                                                                                                      \
+        if (i < n) {                                                                                           \
+            GX_F_TAILMASK(k, n - i);                                                                           \
+            GX_F_MASKSTORE(y + i, k, fwd(GX_F_MASKLOAD(x + i, k), arg));                                      \
+        }
+
+    #define gx_f_gelu_k(x, arg) gx_f_gelu(x)
     static void gx_f_gelu_block(const float* x, float* y, ptrdiff_t n) {
-        ptrdiff_t i = 0;
-    #if defined(__AVX512F__)
-        for (; i + GX_F_W <= n; i += GX_F_W) {
-            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
-            _mm512_storeu_ps(y + i, gx_f_gelu(_mm512_loadu_ps(x + i)));
-        }
-        if (i < n) {
-            __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
-            _mm512_mask_storeu_ps(y + i, k, gx_f_gelu(_mm512_maskz_loadu_ps(k, x + i)));
-        }
-    #else
-        for (; i + GX_F_W <= n; i += GX_F_W) {
-            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
-            _mm256_storeu_ps(y + i, gx_f_gelu(_mm256_loadu_ps(x + i)));
-        }
-        if (i < n) {
-            __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            _mm256_maskstore_ps(y + i, k, gx_f_gelu(_mm256_maskload_ps(x + i, k)));
-        }
-    #endif
+        GX_F_FWD_LOOP(gx_f_gelu_k, 0)
     }
     /* y[i] = dy[i] * gelu'(x[i]); y == x or y == dy allowed */
     #define gx_f_gelu_grad_k(x, dy, kind) gx_f_gelu_grad(x, dy)

@@ -302,33 +302,10 @@ cdef extern from *:
         return GS_F_SEL(pos, yp, GX_F_FMA(qd, sc, GX_F_MUL(t, sc)));
     }
 
-    static inline __attribute__((always_inline)) void gs_f_fwd_loop(const float* x, float* y, ptrdiff_t n,
-                                                                    const int th) {
-        ptrdiff_t i = 0;
-    #if defined(__AVX512F__)
-        for (; i + GX_F_W <= n; i += GX_F_W) {
-            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
-            _mm512_storeu_ps(y + i, gs_f_xsig(_mm512_loadu_ps(x + i), th));
-        }
-        if (i < n) {
-            __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
-            _mm512_mask_storeu_ps(y + i, k, gs_f_xsig(_mm512_maskz_loadu_ps(k, x + i), th));
-        }
-    #else
-        for (; i + GX_F_W <= n; i += GX_F_W) {
-            _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
-            _mm256_storeu_ps(y + i, gs_f_xsig(_mm256_loadu_ps(x + i), th));
-        }
-        if (i < n) {
-            __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            _mm256_maskstore_ps(y + i, k, gs_f_xsig(_mm256_maskload_ps(x + i, k), th));
-        }
-    #endif
-    }
     #define GS_F_XFAR_TANH 11.25f     /* z(11.25) < Z_MAX < z(11.43): beyond, gradients with |dy| > 1 are fixed up */
     #define GS_F_XFAR_SIG 72.0f       /* z(72) < Z_MAX < z(73.3) */
-    static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { gs_f_fwd_loop(x, y, n, 1); }
-    static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { gs_f_fwd_loop(x, y, n, 0); }
+    static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { GX_F_FWD_LOOP(gs_f_xsig, 1) }
+    static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { GX_F_FWD_LOOP(gs_f_xsig, 0) }
     #define gs_f_grad_k(x, dy, kind) gs_f_xsig_grad(x, dy, kind == 1)
     static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
         GX_F_GRAD_LOOP(gs_f_grad_k, 1, GS_F_XFAR_TANH) }
