@@ -4,9 +4,13 @@
 With a = |x|:  a*Phi(-a) = exp(-a^2/2) T(a)  (forward; T(0) = 0, T'(0) = 1/2, T -> 1/sqrt(2 pi)) and
 Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)  (gradient; D(0) = 1/2, D ~ -a/sqrt(2 pi)).  The kernels evaluate
 T and D piecewise on intervals of a chosen by the bits of a + 1 (one table per ISA: as many intervals as
-one permute serves), as  H + (C0 + u*(C1 + ...)),  u = a - L (exact), H = P(L) rounded to float (an exact
-lead; C0 holds its small remainder); on T's first interval the lead is u/2 (exact) with C0 = C1 = 0.  The
-float Horner errors then sit in the small part.  exp(-a^2/2) = 2^mn * 2^f with 2^f = 1 + f*Q(f).
+one permute serves), with u = a - L (exact) and a float lead that the float Horner errors cannot touch:
+  D = H + (C0 + u*(C1 + ...)),    H = D(L) rounded to float, C0 its small remainder;
+  T = a*H + (C0 + u*(C1 + ...)),  H = 1/2 on the first interval (T = a/2 - ...), elsewhere the float nearest
+      the secant slope (T(lo) + T(hi))/(lo + hi), which keeps the remainder small; a*H is exact inside the
+      kernel's FMA.  A lead a*H rather than a constant serves T's first interval, where T(0) = 0, without a
+      second table.
+exp(-a^2/2) = 2^mn * 2^f with 2^f = 1 + f*Q(f).
 
 Method (as tools/fit_exact.py): weighted minimax by Lawson's iteration on Chebyshev nodes, values from
 mpmath; coefficients are rounded to float32 one at a time from the lowest order, each rounding followed by
@@ -71,21 +75,18 @@ def fit_rounded(us, target, weight, order, deg):
 
 
 def fit_T(lo, hi, deg, n=160):
+    # T = a*H + (C0 + u*(C1 + ...)); the linear coefficient is rounded first so that C0 and the higher ones
+    # absorb its rounding (the fit error is that of a fit of T itself: a*H is linear in u)
     L = mp.mpf(lo)
     th = np.linspace(0, np.pi, n)
     us = [(mp.mpf(hi) - L) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
     us = [u for u in us if L + u > 0] + [mp.mpf(hi - lo) * mp.mpf("1.0001")]   # slight overlap above
     ts = [T(L + u) for u in us]
-    if lo == 0:   # lead = u/2, c0 = c1 = 0
-        target = [t - u / 2 for t, u in zip(ts, us)]
-        c, err = fit_rounded(us, target, [1 / t for t in ts], list(range(2, deg + 1)), deg)
-        return 0.0, c, err
-    # T = c0 + (l + u*(c1 + ...)): c0 = T(L) rounded to float (exact lead), l its small remainder; the
-    # linear coefficient is rounded first so that l and the higher ones absorb its rounding
-    c0 = f32(T(L))
-    target = [t - c0 for t in ts]
-    c, err = fit_rounded(us, target, [1 / t for t in ts], [1, 0] + list(range(2, deg + 1)), deg)
-    return c0, c, err
+    h = 0.5 if lo == 0 else f32((T(lo) + T(hi)) / (lo + hi))
+    target = [t - (L + u) * h for t, u in zip(ts, us)]
+    order = list(range(2, deg + 1)) if lo == 0 else [1, 0] + list(range(2, deg + 1))   # C0 = C1 = 0 at 0
+    c, err = fit_rounded(us, target, [1 / t for t in ts], order, deg)
+    return h, c, err
 
 
 def D(a):
@@ -127,10 +128,7 @@ def table_lines(isa, n, deg):
              f"    #define GX_F_DEG {deg}"]
     vals = ", ".join(f"{iv[i][0]!r}f" for i in range(n))
     lines.append(f"    static const float GX_F_L[{n}] __attribute__((aligned(64))) = {{{vals}}};")
-    vals = ", ".join("0.5f" if iv[i][0] == 0 else "0.0f" for i in range(n))
-    lines.append(f"    /* the forward's lead on the first interval is u/2: lead = fma(u, GX_F_HALF, H), H = 0 there */")
-    lines.append(f"    static const float GX_F_HALF[{n}] __attribute__((aligned(64))) = {{{vals}}};")
-    for name, fit, what in (("T", fit_T, "T = H + (C0 + u*(C1 + ...)) (forward)"),
+    for name, fit, what in (("T", fit_T, "T = a*H + (C0 + u*(C1 + ...)) (forward)"),
                             ("D", fit_D, "D = H + (C0 + u*(C1 + ...)) (gradient)")):
         rows, errs = [], []
         for idx in range(n):
