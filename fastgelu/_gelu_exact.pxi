@@ -452,6 +452,7 @@ cdef extern from *:
     /* END GENERATED */
 
     #define GX_F_AMAX 14.99f       /* |x| clamp: a*Phi(-a) rounds to 0 from ~14.2 on; inf makes no NaN */
+    #define GX_F_BIG 12.5f       /* |x| up to this: exp(-a^2/2) * P is normal (AVX2 scales it in one add) */
     #define GX_F_TINY 0x1p-30f     /* |x| below: y = x/2 rounded, by integer arithmetic (gx_f_tiny); the main
                                       path sees max(|x|, TINY), so none of its products is subnormal (a
                                       subnormal product costs ~100 cycles: microcode assist) */
@@ -531,7 +532,8 @@ cdef extern from *:
     /* exp(-a^2/2) * P(a), P one of the fitted tables tab (GX_F_T: forward, GX_F_D: gradient): a = min(|x|,
        AMAX) (NaN stays), evaluated at ac (a, or max(TINY, a)).  fwd: P's lead is a*H (T), else H (D) */
     static inline __attribute__((always_inline)) gx_fv gx_f_expP(gx_fv a, gx_fv ac, const float (*tab)[GX_F_N],
-                                                                 const int fwd, gx_fv dy, gx_fv* Fdy) {
+                                                                 const int fwd, const int normal,
+                                                                 gx_fv dy, gx_fv* Fdy) {
         const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC);
         /* the index needs no lower clamp (a + 1 = 1 for tiny a) */
     #if defined(__AVX512F__)
@@ -584,6 +586,14 @@ cdef extern from *:
             *Fdy = _mm512_scalef_ps(GX_F_MUL(S, dy), mn);
         return _mm512_scalef_ps(S, mn);
     #else
+        (void)normal;
+        if (normal) {       /* the caller knows a <= GX_F_BIG: mn added to S's exponent field */
+            gx_fv F = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(S),
+                                                           _mm256_slli_epi32(_mm256_castps_si256(b), 23)));
+            if (Fdy)
+                *Fdy = GX_F_MUL(F, dy);
+            return F;
+        }
         gx_fv sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
             _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));     /* 2^(mn + 64): bits(b) = bits(MAGIC) + mn */
         gx_fv P = GX_F_MUL(S, sc);                               /* normal: exact */
@@ -610,6 +620,12 @@ cdef extern from *:
        assist there: 8x slower) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu(gx_fv x) {
         gx_fv a = gx_f_absmin(x, 0);
+    #if !defined(__AVX512F__)
+        gx_fv sp = _mm256_or_ps(_mm256_cmp_ps(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ),
+                                _mm256_cmp_ps(a, GX_F_SET1(GX_F_BIG), _CMP_NLE_UQ));
+        if (__builtin_expect(_mm256_testz_ps(sp, sp), 1))
+            return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), gx_f_expP(a, a, GX_F_T, 1, 1, x, NULL));
+    #endif
     #if defined(__AVX512F__)
         __mmask16 tiny = _mm512_cmp_ps_mask(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
         if (__builtin_expect(tiny == 0xffff, 0))
@@ -622,7 +638,7 @@ cdef extern from *:
     #endif
         /* |x| unclamped below: the tiny lanes' results are replaced, and a subnormal product (an assist) only
            occurs for 0 < |x| < ~1e-19 beside normal inputs in one vector; the clamp cost 2-3% */
-        gx_fv F = gx_f_expP(a, a, GX_F_T, 1, x, NULL);
+        gx_fv F = gx_f_expP(a, a, GX_F_T, 1, 0, x, NULL);
         /* x - F for x >= +0, -F for x < 0 (x = -0.0: -0.0), one rounding: max(-0.0, x) is x for x >= +0 and
            NaN, -0.0 for x < 0 and x = -0.0 (maxps returns its second operand when both are zeros) */
         gx_fv xp = GX_F_MAX(GX_F_SET1(-0.0f), x);
@@ -640,12 +656,18 @@ cdef extern from *:
        |x| < TINY needs no fix-up: GELU' rounds to 1/2 there, as at TINY. */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad(gx_fv x, gx_fv dy) {
         gx_fv a = gx_f_absmin(x, 1);
-        gx_fv Gdy;
-        gx_fv G = gx_f_expP(a, GX_F_MAX(GX_F_SET1(GX_F_TINY), a), GX_F_D, 0, dy, &Gdy);
-        gx_fv yp = GX_F_FNMA(G, dy, dy);                          /* dy - G*dy, one rounding */
+        gx_fv Gdy, G, ac = GX_F_MAX(GX_F_SET1(GX_F_TINY), a);
     #if defined(__AVX512F__)
+        G = gx_f_expP(a, ac, GX_F_D, 0, 0, dy, &Gdy);
+        gx_fv yp = GX_F_FNMA(G, dy, dy);                          /* dy - G*dy, one rounding */
         return _mm512_mask_mov_ps(yp, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), Gdy);
     #else
+        gx_fv big = _mm256_cmp_ps(a, GX_F_SET1(GX_F_BIG), _CMP_NLE_UQ);
+        if (__builtin_expect(_mm256_testz_ps(big, big), 1))
+            G = gx_f_expP(a, ac, GX_F_D, 0, 1, dy, &Gdy);
+        else
+            G = gx_f_expP(a, ac, GX_F_D, 0, 0, dy, &Gdy);
+        gx_fv yp = GX_F_FNMA(G, dy, dy);
         return _mm256_blendv_ps(yp, Gdy, x);                      /* by the sign bit: -0.0 gives 1/2 either way */
     #endif
     }
