@@ -48,7 +48,7 @@
 #     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.759 ulp (AVX-512) / 1.777 (AVX2), gradient
 # 1.590 / 1.759.  Cost: forward 40 vector operations per vector on AVX-512 (2.3-2.4 Gelem/s in cache, 1
-# thread, Xeon Sapphire Rapids), gradient 45; the double central polynomial they replaced ran 2.4 at
+# thread, Xeon Sapphire Rapids), gradient 44; the double central polynomial they replaced ran 2.4 at
 # sigma = 1 and 0.9 at sigma = 3.  Coefficients:
 # tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
 
@@ -603,15 +603,14 @@ cdef extern from *:
     #endif
     }
 
-    /* min(|x|, AMAX): NaN stays, and AVX-512 takes one instruction for it if a NaN may become AMAX (vrangeps
-       returns the number): the forward's max(-0, x) passes NaN on anyway */
-    static inline __attribute__((always_inline)) gx_fv gx_f_absmin(gx_fv x, const int keep_nan) {
+    /* min(|x|, AMAX).  x = NaN: NaN (AVX2), or AMAX (AVX-512, one instruction: vrangeps returns the number);
+       the forward's max(-0, x) passes the NaN on, and the gradient loop finds it (gx_f_suspect) and sets NaN */
+    static inline __attribute__((always_inline)) gx_fv gx_f_absmin(gx_fv x) {
     #if defined(__AVX512F__)
-        if (!keep_nan)
-            return _mm512_range_ps(x, GX_F_SET1(GX_F_AMAX), 10);   /* the smaller magnitude, sign bit clear */
-    #endif
-        (void)keep_nan;
+        return _mm512_range_ps(x, GX_F_SET1(GX_F_AMAX), 10);       /* the smaller magnitude, sign bit clear */
+    #else
         return GX_F_MIN(GX_F_SET1(GX_F_AMAX), GX_F_ABS(x));
+    #endif
     }
 
     /* GELU(x) = max(-0, x) - a*Phi(-a), a*Phi(-a) = exp(-a^2/2) T(a).  Lanes with |x| <= TINY take gx_f_tiny
@@ -619,7 +618,7 @@ cdef extern from *:
        and subnormals), and a mixed one keeps subnormals out of the last subtraction (AVX2 takes a microcode
        assist there: 8x slower) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu(gx_fv x) {
-        gx_fv a = gx_f_absmin(x, 0);
+        gx_fv a = gx_f_absmin(x);
     #if !defined(__AVX512F__)
         gx_fv sp = _mm256_or_ps(_mm256_cmp_ps(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ),
                                 _mm256_cmp_ps(a, GX_F_SET1(GX_F_BIG), _CMP_NLE_UQ));
@@ -655,7 +654,7 @@ cdef extern from *:
     /* dy * GELU'(x), GELU' = 1 - G for x >= 0 and G for x < 0, G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a).
        |x| < TINY needs no fix-up: GELU' rounds to 1/2 there, as at TINY. */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad(gx_fv x, gx_fv dy) {
-        gx_fv a = gx_f_absmin(x, 1);
+        gx_fv a = gx_f_absmin(x);
         gx_fv Gdy, G, ac = GX_F_MAX(GX_F_SET1(GX_F_TINY), a);
     #if defined(__AVX512F__)
         G = gx_f_expP(a, ac, GX_F_D, 0, 0, dy, &Gdy);
@@ -679,7 +678,8 @@ cdef extern from *:
        - an intermediate (the scaled G dy, or q dy) can overflow for |dy| > ~2^61 while the result does not,
          and dy = inf makes inf - inf where the result is inf.
        So a vector with x < -lim or a result that is not finite (rare: a cold call) has those lanes recomputed
-       here, unless x or dy is NaN (then NaN is right).  kind: 0 exact, 1 tanh, 2 sigmoid. */
+       here, unless x or dy is NaN (then the result is NaN: the AVX-512 exact kernel computes NaN x as
+       x = AMAX).  kind: 0 exact, 1 tanh, 2 sigmoid. */
     static double gx_f_grad_double(float xf, float dyf, int kind) {
         double x = xf, w, t, s, sig, oms;
         if (kind == 0) {                /* Phi(x) + x phi(x); at |x| = 40 phi is 0 in double too */
@@ -701,8 +701,10 @@ cdef extern from *:
     static void gx_f_grad_fix(const float* x, const float* dy, float* y, unsigned int m, float lim, int kind) {
         for (; m; m &= m - 1u) {
             int j = __builtin_ctz(m);
-            if (isnan(x[j]) || isnan(dy[j]))
+            if (isnan(x[j]) || isnan(dy[j])) {
+                y[j] = x[j] + dy[j];
                 continue;
+            }
             if ((x[j] < -lim && fabsf(dy[j]) > 1.0f) || !isfinite(y[j]))
                 y[j] = (float)gx_f_grad_double(x[j], dy[j], kind);
         }
