@@ -18,9 +18,9 @@
 # float32 in the AVX2 and AVX-512 builds (GX_F32_SIMD): the GS_F kernels below, float32 arithmetic on full
 #   vectors for the forward and the gradient. z = |w| log2(e) as a float pair (constants as hi + lo, x^2 and
 #   products split by FMA: exp's argument must be right to ~2^-26 absolute up to |w| ~ 104), 2^-z = 2^-m 2^f with
-#   a degree-7 polynomial, and every quotient by 1 + T or (1 + T)^2 corrected through its FMA remainder (so the
+#   a degree-6 polynomial, and every quotient by 1 + T or (1 + T)^2 corrected through its FMA remainder (so the
 #   reciprocal may be vrcp14ps/vrcpps: no division), leaving T's error (~0.7 ulp) and one rounding. All
-#   inputs: forward 1.592 ulp (tanh), 1.645 (sigmoid); gradient 1.652, 1.651 (AVX-512).
+#   inputs: forward 1.598 ulp (tanh), 1.639 (sigmoid); gradient 1.652, 1.651 (AVX-512 and AVX2).
 # float32 otherwise: the baseline build (no FMA) computes both in double; an FMA build made with
 #   FASTGELU_F32_FWD=0 runs the forward as scalar float32 code (_xsig32: the same method, auto-vectorized,
 #   with a division) and the gradient in double.  The double evaluation: w in plain double (rel. error ~2^-51, and |w| < 2^7 where results are nonzero, so exp's
@@ -155,12 +155,12 @@ cdef extern from *:
         gx_fv t = GX_F_SUB(sh, zc);                 /* SHIFTER - round(z): an integer */
         gx_fv mf = GX_F_SUB(sh, t);                 /* round(z), exact */
         gx_fv f = GX_F_SUB(GX_F_SUB(mf, zc), zl);   /* round(z) - z in [-1/2, 1/2]; the first difference exact */
-        gx_fv c = GX_F_FMA(GX_F_SET1(FG_Q6), f, GX_F_SET1(FG_Q5));
-        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q4));
-        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q3));
-        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q2));
-        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q1));
-        c = GX_F_FMA(c, f, GX_F_SET1(FG_Q0));
+        /* the exact form's degree-6 Q (_gelu_exact.pxi): as accurate in float as FG_Q's degree 7 */
+        gx_fv c = GX_F_FMA(GX_F_SET1(GX_F_Q5), f, GX_F_SET1(GX_F_Q4));
+        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q3));
+        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q2));
+        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q1));
+        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q0));
         gx_fv p = GX_F_FMA(c, f, GX_F_SET1(1.0f));  /* 2^f */
     #if defined(__AVX512F__)
         gx_fv Tp = _mm512_scalef_ps(p, GX_F_SUB(GX_F_SET1(100.0f), mf));
