@@ -10,7 +10,9 @@ one permute serves), with u = a - L (exact) and a float lead that the float Horn
       the secant slope (T(lo) + T(hi))/(lo + hi), which keeps the remainder small; a*H is exact inside the
       kernel's FMA.  A lead a*H rather than a constant serves T's first interval, where T(0) = 0, without a
       second table.
-exp(-a^2/2) = 2^mn * 2^f with 2^f = 1 + f*Q(f).
+exp(-a^2/2) = 2^mn * 2^f with 2^f = 1 + f*Q(f).  AVX-512 computes it as 2^(-a^2 KH), KH = log2(e)/2 rounded
+to float, with T and D fitted times 2^(-a^2 (log2(e)/2 - KH)) (1 - 1.5e-6 at a = 15): that spares the kernel
+the product of a^2 with KH's rounding error KL, which AVX2 computes.
 
 Method (as tools/fit_exact.py): weighted minimax by Lawson's iteration on Chebyshev nodes, values from
 mpmath; coefficients are rounded to float32 one at a time from the lowest order, each rounding followed by
@@ -30,7 +32,9 @@ QDEG = 5          # Q: 2^f = 1 + f*Q(f), |f| <= 1/2 (+ slack)
 # One table set per ISA: as many intervals as one permute serves (AVX-512: vpermt2ps, 32 entries; AVX2:
 # vpermps, 8), the degree the accuracy then needs.  Interval index = (bits(a + 1) >> SHIFT) & (N - 1):
 # N/4 intervals per octave of a + 1, a in [0, 15).
-TABLES = {"avx512": dict(n=32, deg=5), "avx2": dict(n=8, deg=7)}
+# fold: the tables include 2^(-a^2 (K - KH)) (AVX-512); AVX2 computes with KH + KL instead (folded, its
+# forward reached 1.975 ulp near x = -1.86, where its wider intervals leave less margin)
+TABLES = {"avx512": dict(n=32, deg=5, fold=True), "avx2": dict(n=8, deg=7, fold=False)}
 
 
 def intervals(n):
@@ -46,9 +50,14 @@ def intervals(n):
     return out, shift
 
 
-def T(a):
+K = 1 / (2 * mp.log(2))          # log2(e)/2: exp(-a^2/2) = 2^(-a^2 K)
+KH = float(np.float32(K))        # the AVX-512 kernels compute 2^(-a^2 KH); the rest, 2^(-a^2 (K - KH)), is in T, D
+KL = float(np.float32(K - KH))   # the AVX2 kernels add a^2 KL
+
+
+def T(a, fold):
     a = mp.mpf(a)
-    return a * mp.ncdf(-a) * mp.exp(a * a / 2) if a else mp.mpf(0)
+    return a * mp.ncdf(-a) * mp.exp(a * a / 2) * (mp.power(2, -a * a * (K - KH)) if fold else 1) if a else mp.mpf(0)
 
 
 def f32(v):
@@ -74,35 +83,35 @@ def fit_rounded(us, target, weight, order, deg):
     return [fixed.get(k, 0.0) for k in range(deg + 1)], err
 
 
-def fit_T(lo, hi, deg, n=160):
+def fit_T(lo, hi, deg, fold, n=160):
     # T = a*H + (C0 + u*(C1 + ...)); the linear coefficient is rounded first so that C0 and the higher ones
     # absorb its rounding (the fit error is that of a fit of T itself: a*H is linear in u)
     L = mp.mpf(lo)
     th = np.linspace(0, np.pi, n)
     us = [(mp.mpf(hi) - L) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
     us = [u for u in us if L + u > 0] + [mp.mpf(hi - lo) * mp.mpf("1.0001")]   # slight overlap above
-    ts = [T(L + u) for u in us]
-    h = 0.5 if lo == 0 else f32((T(lo) + T(hi)) / (lo + hi))
+    ts = [T(L + u, fold) for u in us]
+    h = 0.5 if lo == 0 else f32((T(lo, fold) + T(hi, fold)) / (lo + hi))
     target = [t - (L + u) * h for t, u in zip(ts, us)]
     order = list(range(2, deg + 1)) if lo == 0 else [1, 0] + list(range(2, deg + 1))   # C0 = C1 = 0 at 0
     c, err = fit_rounded(us, target, [1 / t for t in ts], order, deg)
     return h, c, err
 
 
-def D(a):
+def D(a, fold):
     a = mp.mpf(a)
-    return (mp.ncdf(-a) - a * mp.npdf(a)) * mp.exp(a * a / 2)
+    return (mp.ncdf(-a) - a * mp.npdf(a)) * mp.exp(a * a / 2) * (mp.power(2, -a * a * (K - KH)) if fold else 1)
 
 
-def fit_D(lo, hi, deg, n=160):
+def fit_D(lo, hi, deg, fold, n=160):
     """D = (Phi(-a) - a phi(a)) exp(a^2/2) = H + (C0 + u*(C1 + ...)); weight: the gradient's ULP scale,
     the larger of its two terms Phi(-a), a phi(a) (D crosses 0 at a = 0.7518)"""
     L = mp.mpf(lo)
     th = np.linspace(0, np.pi, n)
     us = [(mp.mpf(hi) - L) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th] + [mp.mpf(hi - lo) * mp.mpf("1.0001")]
-    ds = [D(L + u) for u in us]
+    ds = [D(L + u, fold) for u in us]
     wt = [mp.exp(-(L + u) ** 2 / 2) / max(mp.ncdf(-(L + u)), (L + u) * mp.npdf(L + u)) for u in us]
-    c0 = f32(D(L))      # 0.5 exactly on the first interval
+    c0 = f32(D(L, fold))      # 0.5 exactly on the first interval
     target = [d - c0 for d in ds]
     order = ([1] if lo == 0 else [1, 0]) + list(range(2, deg + 1))
     c, err = fit_rounded(us, target, wt, order, deg)
@@ -120,7 +129,7 @@ def fit_Q(n=200):
     return c[1:], err
 
 
-def table_lines(isa, n, deg):
+def table_lines(isa, n, deg, fold):
     iv, shift = intervals(n)
     lines = [f"    /* {isa}: {n} intervals, index (bits(a + 1) >> {shift}) & {n - 1}; u = a - L; degree {deg} */",
              f"    #define GX_F_N {n}",
@@ -133,7 +142,7 @@ def table_lines(isa, n, deg):
         rows, errs = [], []
         for idx in range(n):
             lo, hi = iv[idx]
-            h, c, err = fit(lo, hi, deg)
+            h, c, err = fit(lo, hi, deg, fold)
             rows.append([h] + c)
             errs.append(err)
             print(f"# {isa} {name} interval {idx:2d} a in [{lo:6.3f}, {hi:6.3f}): max weighted error {err:.2e}",
@@ -149,13 +158,10 @@ def table_lines(isa, n, deg):
 def emit():
     q, qerr = fit_Q()
     print(f"# 2^f: max rel error {qerr:.2e}", file=sys.stderr)
-    k = mp.log(2) ** -1 / 2    # log2(e)/2
-    kh = f32(k)
-    kl = f32(k - kh)
     lines = ["    /* BEGIN GENERATED by tools/fit_gelu_f32.py --write (do not edit by hand) */",
              f"    /* 2^f = 1 + f*Q(f), max relative error {qerr:.2e} */",
-             f"    #define GX_F_KH {kh!r}f    /* log2(e)/2 = GX_F_KH + GX_F_KL */",
-             f"    #define GX_F_KL {kl!r}f"]
+             f"    #define GX_F_KH {KH!r}f    /* log2(e)/2 = GX_F_KH + GX_F_KL */",
+             f"    #define GX_F_KL {KL!r}f"]
     for j, v in enumerate(q):
         lines.append(f"    #define GX_F_Q{j} {v!r}f")
     lines.append("    #if defined(__AVX512F__)")
