@@ -47,8 +47,8 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.748 ulp (AVX-512) / 1.777 (AVX2), gradient
-# 1.540 / 1.759.  Cost: forward 37 vector operations per vector on AVX-512 (2.5-2.6 Gelem/s in cache, 1
-# thread, Xeon Sapphire Rapids), gradient 43; the double central polynomial they replaced ran 2.4 at
+# 1.540 / 1.759.  Cost on AVX-512: forward 36 vector operations per vector and 2 on mask registers (2.5-2.6
+# Gelem/s in cache, 1 thread, Xeon Sapphire Rapids), gradient 43 and 1; the double central polynomial they replaced ran 2.4 at
 # sigma = 1 and 0.9 at sigma = 3.  Coefficients:
 # tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
 
