@@ -31,7 +31,8 @@
 #   forward   y = max(-0.0, x) - F,  F = a*Phi(-a) = exp(-a^2/2) T(a)
 #   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
 #   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
-#     2^f - 1 = f*Q0 + f^2*P(f) with the leading product taken from fh and fl unrounded.
+#     2^f - 1 = f*Q0 + f^2*P(f) with the leading product taken from fh and fl unrounded (AVX-512 forward:
+#     f rounded once, f*Q(f) by Horner).
 #   T and D on intervals of a picked by bits(a + 1) (N/4 per octave of a + 1), coefficients per lane by a
 #     permute: AVX-512 32 intervals (vpermt2ps), degree 5; AVX2 8 intervals (vpermps; two permutes and a
 #     blend per coefficient for 16 made it permute-bound), degree 7.  D = H + v and T = a*H + v,
@@ -464,7 +465,6 @@ cdef extern from *:
     typedef __m512 gx_fv;
     typedef __m512i gx_iv;
     #define GX_F_W 16
-    #define GX_F_AVX512 1
     #define GX_F_SET1 _mm512_set1_ps
     #define GX_F_FMA _mm512_fmadd_ps
     #define GX_F_FMS _mm512_fmsub_ps
@@ -486,7 +486,6 @@ cdef extern from *:
     typedef __m256 gx_fv;
     typedef __m256i gx_iv;
     #define GX_F_W 8
-    #define GX_F_AVX512 0
     #define GX_F_SET1 _mm256_set1_ps
     #define GX_F_FMA _mm256_fmadd_ps
     #define GX_F_FMS _mm256_fmsub_ps
@@ -531,6 +530,24 @@ cdef extern from *:
     #endif
     }
 
+    /* 2^f = 1 + f*Q(f), Q = Q0 + f*Q1(f): Q1 here (Horner: Estrin's shorter chains measured no faster, the
+       loops are bound by operations), and q = 2^f - 1 from f rounded, or from f = fh + fl with the leading
+       product Q0*f taken from fh and fl unrounded */
+    static inline __attribute__((always_inline)) gx_fv gx_f_Q1(gx_fv f) {
+        gx_fv p = GX_F_FMA(GX_F_SET1(GX_F_Q5), f, GX_F_SET1(GX_F_Q4));
+        p = GX_F_FMA(p, f, GX_F_SET1(GX_F_Q3));
+        p = GX_F_FMA(p, f, GX_F_SET1(GX_F_Q2));
+        return GX_F_FMA(p, f, GX_F_SET1(GX_F_Q1));
+    }
+    static inline __attribute__((always_inline)) gx_fv gx_f_q_rounded(gx_fv f) {
+        return GX_F_MUL(f, GX_F_FMA(gx_f_Q1(f), f, GX_F_SET1(GX_F_Q0)));
+    }
+    static inline __attribute__((always_inline)) gx_fv gx_f_q_pair(gx_fv fh, gx_fv fl) {
+        const gx_fv q0 = GX_F_SET1(GX_F_Q0);
+        gx_fv f = GX_F_ADD(fh, fl);
+        return GX_F_FMA(fh, q0, GX_F_FMA(GX_F_MUL(f, f), gx_f_Q1(f), GX_F_MUL(fl, q0)));
+    }
+
     /* exp(-a^2/2) * P(a), P one of the fitted tables tab (GX_F_T: forward, GX_F_D: gradient): a = min(|x|,
        AMAX) (NaN stays), evaluated at ac (a, or max(TINY, a)).  fwd: P's lead is a*H (T), else H (D) */
     static inline __attribute__((always_inline)) gx_fv gx_f_expP(gx_fv a, gx_fv ac, const float (*tab)[GX_F_N],
@@ -553,33 +570,17 @@ cdef extern from *:
         gx_fv b = GX_F_FMA(s, kh, magic);
         gx_fv mn = GX_F_SUB(b, magic);
         gx_fv fh = GX_F_FMS(s, kh, mn);
-        /* q = 2^f - 1 = f Q(f).  Horner here and below: Estrin's shorter chains measured no faster (the loop
-           is bound by operations) */
-        const gx_fv q0 = GX_F_SET1(GX_F_Q0);
-        gx_fv q, f, fl;
+        /* q = 2^f - 1 */
+        gx_fv q;
     #if defined(__AVX512F__)
-        /* the forward: f rounded, q = f Q(f) in Horner's form: 3 operations less, for ~0.2 ulp (max 1.55 ->
-           1.75).  AVX2, whose wider intervals leave a larger fit error, reached 1.998 ulp this way */
-        if (fwd)
-            f = GX_F_FMA(sl, kh, fh);
+        if (fwd)            /* f rounded once: 3 operations less than below, for ~0.2 ulp (max 1.55 -> 1.75);
+                               AVX2, whose wider intervals leave a larger fit error, reached 1.998 ulp so */
+            q = gx_f_q_rounded(GX_F_FMA(sl, kh, fh));
         else
-            fl = GX_F_MUL(sl, kh);
+            q = gx_f_q_pair(fh, GX_F_MUL(sl, kh));
     #else
-        fl = GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL)));
+        q = gx_f_q_pair(fh, GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL))));
     #endif
-        if (!GX_F_AVX512 || !fwd)
-            f = GX_F_ADD(fh, fl);
-        gx_fv p = GX_F_FMA(GX_F_SET1(GX_F_Q5), f, GX_F_SET1(GX_F_Q4));
-        p = GX_F_FMA(p, f, GX_F_SET1(GX_F_Q3));
-        p = GX_F_FMA(p, f, GX_F_SET1(GX_F_Q2));
-        p = GX_F_FMA(p, f, GX_F_SET1(GX_F_Q1));
-    #if defined(__AVX512F__)
-        if (fwd)
-            q = GX_F_MUL(f, GX_F_FMA(p, f, q0));
-        else
-    #endif
-            /* Q0*f + f^2*P(f), the leading product from fh and fl unrounded */
-            q = GX_F_FMA(fh, q0, GX_F_FMA(GX_F_MUL(f, f), p, GX_F_MUL(fl, q0)));
         /* P(a) = lead + v, v = C0 + u*(C1 + ...) */
         gx_fv v = GX_F_TAB(tab[GX_F_DEG + 1]);
         for (int k = GX_F_DEG; k >= 1; k--)
