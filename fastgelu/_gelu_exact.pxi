@@ -49,9 +49,9 @@
 #     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.748 ulp (AVX-512) / 1.777 (AVX2), gradient
 # 1.540 / 1.759.  Cost on AVX-512: forward 36 vector operations per vector and 2 on mask registers (2.5-2.6
-# Gelem/s in cache, 1 thread, Xeon Sapphire Rapids), gradient 43 and 1; the double central polynomial they replaced ran 2.4 at
-# sigma = 1 and 0.9 at sigma = 3.  Coefficients:
-# tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
+# Gelem/s in cache, 1 thread, Xeon Sapphire Rapids), gradient 43 and 1; the double central polynomial they
+# replaced ran 2.4 at sigma = 1 and 0.9 at sigma = 3.  Coefficients: tools/fit_gelu_f32.py;
+# FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
 
 from libc.math cimport fabs, INFINITY
 
@@ -594,11 +594,11 @@ cdef extern from *:
            14.2]).  Fdy (if asked for) = F*dy with dy applied before the scaling: a subnormal F times a large dy
            would carry the subnormal's absolute rounding error into a normal result */
     #if defined(__AVX512F__)
+        (void)normal;       /* scalef costs one operation whatever the scale */
         if (Fdy)            /* S dy may overflow for |dy| > ~5e37 where the result does not: GX_F_GRAD_LOOP */
             *Fdy = _mm512_scalef_ps(GX_F_MUL(S, dy), mn);
         return _mm512_scalef_ps(S, mn);
     #else
-        (void)normal;
         if (normal) {       /* the caller knows a <= GX_F_BIG: mn added to S's exponent field */
             gx_fv F = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(S),
                                                            _mm256_slli_epi32(_mm256_castps_si256(b), 23)));

@@ -156,11 +156,7 @@ cdef extern from *:
         gx_fv mf = GX_F_SUB(sh, t);                 /* round(z), exact */
         gx_fv f = GX_F_SUB(GX_F_SUB(mf, zc), zl);   /* round(z) - z in [-1/2, 1/2]; the first difference exact */
         /* the exact form's degree-6 Q (_gelu_exact.pxi): as accurate in float as FG_Q's degree 7 */
-        gx_fv c = GX_F_FMA(GX_F_SET1(GX_F_Q5), f, GX_F_SET1(GX_F_Q4));
-        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q3));
-        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q2));
-        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q1));
-        c = GX_F_FMA(c, f, GX_F_SET1(GX_F_Q0));
+        gx_fv c = GX_F_FMA(gx_f_Q1(f), f, GX_F_SET1(GX_F_Q0));
         gx_fv p = GX_F_FMA(c, f, GX_F_SET1(1.0f));  /* 2^f */
     #if defined(__AVX512F__)
         gx_fv Tp = _mm512_scalef_ps(p, GX_F_SUB(GX_F_SET1(100.0f), mf));
