@@ -638,8 +638,14 @@ cdef extern from *:
         gx_fv sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
             _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));     /* 2^(mn + 64): bits(b) = bits(MAGIC) + mn */
         gx_fv P = GX_F_MUL(S, sc);                               /* normal: exact */
-        if (Fdy)            /* P dy may overflow for |dy| > ~2^61 where the result does not: GX_F_GRAD_LOOP */
-            *Fdy = GX_F_MUL(GX_F_MUL(P, dy), GX_F_SET1(0x1p-64f));
+        if (Fdy) {          /* P dy may overflow for |dy| > ~2^61 where the result does not (GX_F_GRAD_LOOP
+                               recomputes it in double), so lanes with a <= BIG take the product of the path
+                               above: a lane's bits must not depend on its neighbours */
+            gx_fv Fn = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(S),
+                                                            _mm256_slli_epi32(_mm256_castps_si256(b), 23)));
+            *Fdy = _mm256_blendv_ps(GX_F_MUL(GX_F_MUL(P, dy), GX_F_SET1(0x1p-64f)), GX_F_MUL(Fn, dy),
+                                    _mm256_cmp_ps(a, GX_F_SET1(GX_F_BIG), _CMP_LE_OQ));
+        }
         return GX_F_MUL(P, GX_F_SET1(0x1p-64f));
     #endif
     }

@@ -107,6 +107,40 @@ def test_exact_chunk_dispatch_same_bits(uf, name, rng):
     assert np.array_equal(inplace, y)
 
 
+@pytest.mark.parametrize("frac", [0.0005, 0.03, 0.3, 1.0])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad"])
+def test_negative_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
+    """The AVX-512 exact kernels compute x >= -R (R ~ 6) without exp and queue the other lanes (x < -R, -inf;
+    for the gradient also NaN x and results that are not finite) for the exp form, 16 at a time, their
+    results scattered back after each chunk of 1,024 inputs.  Every lane must get the bits it gets alone,
+    at any density of such lanes, across chunk ends, in place on x or on dy (the queue keeps its own copy)."""
+    n = 5013
+    x = rng.standard_normal(n) * 2
+    tail = rng.random(n) < frac
+    x[tail] = -rng.uniform(5.5, 16, tail.sum())
+    x[rng.choice(n, 5, replace=False)] = -np.inf
+    x[rng.choice(n, 5, replace=False)] = np.nan
+    x[-1] = -7.0                                   # in the last, partial vector
+    x = x.astype(np.float32)
+    dy = rng.standard_normal(n).astype(np.float32)
+    dy[::37] = 1e30                                # lifts a tail product that dy = 1 underflows
+    dy[::101] = np.inf
+    y = call(uf, name, x, dy)
+    alone = np.array([call(uf, name, x[i:i + 1], dy[i:i + 1])[0] for i in range(n)])
+    assert np.array_equal(y, alone, equal_nan=True)
+    xi = x.copy()
+    assert call(uf, name, xi, dy, out=xi) is xi
+    assert np.array_equal(xi, y, equal_nan=True)
+    if name in GRAD:
+        di = dy.copy()
+        assert uf[name](x, di, out=di) is di
+        assert np.array_equal(di, y, equal_nan=True)
+    ok = np.isfinite(x)
+    ref, scale = ref64(name, x[ok].astype(np.float64))
+    err = ulp_error(call(uf, name, x[ok]), ref, scale, np.float32)
+    assert err.max() <= 2.0, x[ok][np.argmax(err)]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_tiny_and_subnormal_lanes_mixed_with_others(uf, name, rng):
     """The float32 kernels send |x| <= 2^-30 (zeros, subnormals) down their own path, per vector: all-tiny
