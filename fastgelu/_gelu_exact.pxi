@@ -448,6 +448,20 @@ cdef extern from *:
         {0.8793058395385742f, 0.012441176921129227f, 0.021735401824116707f, 0.022726252675056458f, 0.017258210107684135f, 0.008454308845102787f, -0.0012065826449543238f, -0.008656932041049004f, -0.011608514934778214f, -0.010672719217836857f, -0.007605236954987049f, -0.0033797682262957096f, 2.4676930479472503e-05f, 0.0022323522716760635f, 0.0027700348291546106f, 0.00248642242513597f, 0.0018294306937605143f, 0.0009937504073604941f, 0.00040254072519019246f, 2.2468546376330778e-05f, -0.0001576898794155568f, -0.0001929866848513484f, -0.00016558700008317828f, -0.00011676760186674073f, -7.432576239807531e-05f, -4.255632302374579e-05f, -2.2728190742782317e-05f, -1.118341606343165e-05f, -5.130507361172931e-06f, -2.220406940978137e-06f, -9.00801978787058e-07f, -2.594546799628006e-07f},
         {-2.504585027694702f, -0.01740197278559208f, 0.12978048622608185f, 0.0793156549334526f, -0.0873299315571785f, -0.06492391228675842f, -0.03657013177871704f, -0.003783622058108449f, 0.024147002026438713f, 0.022538375109434128f, -0.010001330636441708f, 0.001964033581316471f, 0.0029138524550944567f, 0.014555680565536022f, 0.0012719392543658614f, 0.0006525708013214171f, 0.004399728029966354f, -4.785553755937144e-05f, 0.0009288419969379902f, 0.00019087817054241896f, -0.00033756979973986745f, -0.00016775216499809176f, -3.868098065140657e-05f, 4.5894106733612716e-05f, 9.823580512602348e-06f, 1.720156433293596e-05f, 8.90409774001455e-06f, 4.782120413437951e-06f, 2.673809831321705e-06f, 1.205162561745965e-06f, 5.886468557037006e-07f, 5.276509114082728e-07f},
     };
+    /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 32 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 6, max weighted error 2.46e-08; rows L, C0, ..., C6 */
+    #define GX_F_TCR 5.25f
+    #define GX_F_TCK 5.904761791229248f
+    #define GX_F_TCDEG 6
+    static const float GX_F_TC[8][32] __attribute__((aligned(64))) = {
+        {0.0f, 0.1693825125694275f, 0.3386854827404022f, 0.5080471634864807f, 0.6773394346237183f, 0.846832275390625f, 1.0161571502685547f, 1.1854488849639893f, 1.3544353246688843f, 1.524245262145996f, 1.693817377090454f, 1.8626052141189575f, 2.0327792167663574f, 2.202024459838867f, 2.370940923690796f, 2.5402121543884277f, 2.7089526653289795f, 2.879000663757324f, 3.0476996898651123f, 3.217043399810791f, 3.386866569519043f, 3.556317090988159f, 3.7258033752441406f, 3.8959803581237793f, 4.063291072845459f, 4.2337236404418945f, 4.404797554016113f, 4.573929786682129f, 4.741939067840576f, 4.910326957702637f, 5.079432487487793f, 5.25111198425293f},
+        {0.0f, 0.07330019026994705f, 0.12444494664669037f, 0.15533341467380524f, 0.16877172887325287f, 0.16823291778564453f, 0.15743644535541534f, 0.13999834656715393f, 0.11915133893489838f, 0.09734180569648743f, 0.07661232352256775f, 0.058240778744220734f, 0.042638007551431656f, 0.030190255492925644f, 0.0206519216299057f, 0.013618730939924717f, 0.008669013157486916f, 0.005293062422424555f, 0.003119731554761529f, 0.001761733554303646f, 0.0009517689468339086f, 0.000492566789034754f, 0.0002434042835375294f, 0.00011428772995714098f, 5.175320984562859e-05f, 2.1925212422502227e-05f, 8.766784958424978e-06f, 3.350045744809904e-06f, 1.2172009746791446e-06f, 4.160669107022841e-07f, 1.331706016571843e-07f, 3.926431801914987e-08f},
+        {0.5f, 0.3661426901817322f, 0.23988403379917145f, 0.12769849598407745f, 0.034509044140577316f, -0.03716167435050011f, -0.08678265661001205f, -0.11606518924236298f, -0.12811464071273804f, -0.12687306106090546f, -0.11641895025968552f, -0.10066460072994232f, -0.08256260305643082f, -0.06471317261457443f, -0.04859289154410362f, -0.03496513143181801f, -0.024163875728845596f, -0.015966705977916718f, -0.010146352462470531f, -0.0061630187556147575f, -0.003573775291442871f, -0.0019807785283774137f, -0.001046305289492011f, -0.0005243708728812635f, -0.00025275611551478505f, -0.00011393486056476831f, -4.841073678107932e-05f, -1.9616330973803997e-05f, -7.544618256360991e-06f, -2.726690809140564e-06f, -9.217931165039772e-07f, -2.869430204555101e-07f},
+        {-0.3989422917366028f, -0.3875649571418762f, -0.3549158275127411f, -0.30508002638816833f, -0.2440798133611679f, -0.1786065697669983f, -0.1152762770652771f, -0.05925438925623894f, -0.014006111770868301f, 0.019252022728323936f, 0.040501538664102554f, 0.05128276348114014f, 0.05391840636730194f, 0.0507919006049633f, 0.04424252733588219f, 0.036142416298389435f, 0.02793671004474163f, 0.020451532676815987f, 0.014277903363108635f, 0.009475273080170155f, 0.005976016633212566f, 0.0035876575857400894f, 0.0020457899663597345f, 0.0011038336670026183f, 0.0005706237279810011f, 0.0002755487512331456f, 0.00012517106370069087f, 5.407191565609537e-05f, 2.211939681728836e-05f, 8.488696948916186e-06f, 3.042893922611256e-06f, 1.0036396815849002e-06f},
+        {1.2863321217082557e-06f, 0.04429188743233681f, 0.08290347456932068f, 0.1112675815820694f, 0.1266796886920929f, 0.12868674099445343f, 0.1189274936914444f, 0.10056521743535995f, 0.07747675478458405f, 0.05319555476307869f, 0.030859550461173058f, 0.012463724240660667f, -0.001314761582762003f, -0.010241047479212284f, -0.014982259832322598f, -0.016456812620162964f, -0.015666406601667404f, -0.013524825684726238f, -0.010830489918589592f, -0.008107827045023441f, -0.005701062735170126f, -0.0037808844354003668f, -0.0023651123046875f, -0.0013924826635047793f, -0.0007806872017681599f, -0.00040779990376904607f, -0.00019972622976638377f, -9.26493012229912e-05f, -4.056599209434353e-05f, -1.662326576479245e-05f, -6.3497132032352965e-06f, -2.2290018932835665e-06f},
+        {0.06677401810884476f, 0.06250838190317154f, 0.05038417875766754f, 0.03270499408245087f, 0.012697849422693253f, -0.006357137579470873f, -0.021663840860128403f, -0.03160403296351433f, -0.03579838573932648f, -0.03495044261217117f, -0.03042321838438511f, -0.023861441761255264f, -0.016621069982647896f, -0.009904631413519382f, -0.004353892989456654f, -0.0002599685685709119f, 0.002370196860283613f, 0.003736063139513135f, 0.004114802926778793f, 0.0038403277285397053f, 0.0032074798364192247f, 0.002454166766256094f, 0.0017383330268785357f, 0.0011440864764153957f, 0.0007088664569891989f, 0.0004067681438755244f, 0.00021754180488642305f, 0.00010951052536256611f, 5.177583443582989e-05f, 2.2828950022812933e-05f, 9.353315363114234e-06f, 3.5178923099010717e-06f},
+        {0.000633303658105433f, -0.010193269699811935f, -0.018560335040092468f, -0.022552350535988808f, -0.023533368483185768f, -0.020707115530967712f, -0.015214828774333f, -0.008423394523561f, -0.0021364151034504175f, 0.003407570766285062f, 0.007037843111902475f, 0.008325888775289059f, 0.008431609719991684f, 0.007261871360242367f, 0.005809265188872814f, 0.003840840421617031f, 0.002309687901288271f, 0.0009818279650062323f, 1.5370360415545292e-05f, -0.0005963026778772473f, -0.0008579371497035027f, -0.0008835842600092292f, -0.0007777289138175547f, -0.0006085871136747301f, -0.0004329916264396161f, -0.00028171404846943915f, -0.00016829994274303317f, -9.355851943837479e-05f, -4.845744842896238e-05f, -2.325642344658263e-05f, -1.0326846677344292e-05f, -4.078013716934947e-06f},
+        {-0.013236146420240402f, -0.010125422850251198f, -0.007524775806814432f, -0.002301363740116358f, 0.0011053754715248942f, 0.004330409225076437f, 0.006199239753186703f, 0.006883031688630581f, 0.006359103135764599f, 0.00442540505900979f, 0.002158697694540024f, 0.0007662556599825621f, -0.0006139331380836666f, -0.0011889757588505745f, -0.0019097983604297042f, -0.0013646479928866029f, -0.0014897206565365195f, -0.0011647327337414026f, -0.0007947017438709736f, -0.0003522915649227798f, -0.00012196442548884079f, 2.943529216281604e-05f, 0.00013091330765746534f, 0.00017783451767172664f, 0.00015967240324243903f, 0.00012984743807464838f, 9.095828863792121e-05f, 5.7331366406288e-05f, 3.319460302009247e-05f, 1.7441037925891578e-05f, 8.493163477396592e-06f, 4.598595296556596e-06f},
+    };
     #else
     /* AVX2: 8 intervals, index (bits(a + 1) >> 22) & 7; u = a - L; degree 7 */
     #define GX_F_N 8
@@ -843,16 +857,23 @@ cdef extern from *:
         return p;
     }
 
-    /* GELU for x >= -CR, NaN and +inf (a = CR there: vrangeps returns the number, max(-0, x) the NaN) */
-    static inline __attribute__((always_inline)) gx_fv gx_f_gelu_c(gx_fv x) {
-        gx_fv a = _mm512_range_ps(x, GX_F_SET1(GX_F_CR), 10);
+    /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R, NaN and +inf (a = R there:
+       vrangeps returns the number, max(-0, x) the NaN) */
+    static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int th) {
+        gx_fv a = _mm512_range_ps(x, GX_F_SET1(th ? GX_F_TCR : GX_F_CR), 10);
         __mmask16 tiny = _mm512_cmp_ps_mask(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
         if (__builtin_expect(tiny == 0xffff, 0))
             return gx_f_tiny(x);
-        gx_fv y = GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CDEG));
+        gx_fv F = th ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCDEG) : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CDEG);
+        gx_fv y = GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
         if (__builtin_expect(tiny != 0, 0))
             y = _mm512_mask_mov_ps(y, tiny, gx_f_tiny(x));
         return y;
+    }
+    /* the tanh and sigmoid forms' exp kernel (_gelu_sigmoid.pxi), for the tanh form's tail lanes */
+    static inline gx_fv gs_f_xsig(gx_fv x, const int th);
+    static inline __attribute__((always_inline)) gx_fv gx_f_fwd_tail(gx_fv x, const int th) {
+        return th ? gs_f_xsig(x, 1) : gx_f_gelu(x);
     }
 
     /* dy GELU'(x) for x >= -GR (x NaN: finite, but a suspect lane) */
@@ -863,7 +884,7 @@ cdef extern from *:
     }
 
     #define GX_F_LIST 64                /* vectors per chunk */
-    #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment: queued offsets are int32 */
+    #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
     typedef struct {
         float x[32] __attribute__((aligned(64)));
         float d[32] __attribute__((aligned(64)));
@@ -882,11 +903,14 @@ cdef extern from *:
         q->n += __builtin_popcount(m);
     }
 
+    /* kinds of the central loop: exact forward, exact gradient, tanh form's forward */
+    enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2 };
+
     /* the first k <= 16 queued lanes through the exp kernel (gradient: with its double fix-ups), to y */
-    static void gx_f_tailq_run(gx_f_tailq* q, float* y, int k, int grad) {
+    static inline __attribute__((always_inline)) void gx_f_tailq_run(gx_f_tailq* q, float* y, int k, const int kind) {
         __mmask16 m = (__mmask16)((1u << k) - 1u);
         gx_fv xv = _mm512_maskz_load_ps(m, q->x), r;
-        if (grad) {
+        if (kind == GX_F_EXACT_GRAD) {
             gx_fv dv = _mm512_maskz_load_ps(m, q->d);
             r = gx_f_gelu_grad(xv, dv);
             unsigned int s = gx_f_suspect(xv, r, GX_F_AMAX) & m;
@@ -897,7 +921,7 @@ cdef extern from *:
                 r = _mm512_load_ps(rr);
             }
         } else {
-            r = gx_f_gelu(xv);
+            r = gx_f_fwd_tail(xv, kind == GX_F_TANH);
         }
         _mm512_mask_i32scatter_ps(y, m, _mm512_load_si512(q->i), r, 4);
         q->n -= k;
@@ -908,10 +932,10 @@ cdef extern from *:
 
     /* one vector, its tail lanes (*m) computed in place rather than queued (the last, partial vector): the same
        per-lane functions as the queue, so the bits do not depend on the path (fused bias, thread split) */
-    static inline __attribute__((always_inline)) gx_fv gx_f_fwd_blend(gx_fv x, __mmask16* m) {
-        gx_fv y = gx_f_gelu_c(x);
-        *m = _mm512_cmp_ps_mask(x, GX_F_SET1(-GX_F_CR), _CMP_LT_OQ);
-        return *m ? _mm512_mask_mov_ps(y, *m, gx_f_gelu(x)) : y;
+    static inline __attribute__((always_inline)) gx_fv gx_f_fwd_blend(gx_fv x, __mmask16* m, const int th) {
+        gx_fv y = gx_f_fwd_c(x, th);
+        *m = _mm512_cmp_ps_mask(x, GX_F_SET1(th ? -GX_F_TCR : -GX_F_CR), _CMP_LT_OQ);
+        return *m ? _mm512_mask_mov_ps(y, *m, gx_f_fwd_tail(x, th)) : y;
     }
     static inline __attribute__((always_inline)) gx_fv gx_f_grad_blend(gx_fv x, gx_fv dy, __mmask16* m) {
         gx_fv y = gx_f_gelu_grad_c(x, dy);
@@ -935,8 +959,9 @@ cdef extern from *:
 
     /* forward (dy NULL) or gradient over n <= GX_F_SEG elements; y may be x or dy (a vector is loaded, and
        listed, before its result is stored; a queued result lands below every address read later) */
-    static inline __attribute__((always_inline)) void gx_f_exact_seg(const float* x, const float* dy, float* y,
-                                                                     ptrdiff_t n, const int grad) {
+    static inline __attribute__((always_inline)) void gx_f_central_seg(const float* x, const float* dy, float* y,
+                                                                       ptrdiff_t n, const int kind) {
+        const int grad = kind == GX_F_EXACT_GRAD, th = kind == GX_F_TANH;
         float sx[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
         float sd[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
         int si[GX_F_LIST];
@@ -970,36 +995,39 @@ cdef extern from *:
                     _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
                     _mm_prefetch((const char*)(y + i) + GX_F_PREFETCH, _MM_HINT_ET0);
                     gx_fv xv = GX_F_LOADU(x + i);
-                    __mmask16 m = _mm512_cmp_ps_mask(xv, GX_F_SET1(-GX_F_CR), _CMP_LT_OQ);
+                    __mmask16 m = _mm512_cmp_ps_mask(xv, GX_F_SET1(th ? -GX_F_TCR : -GX_F_CR), _CMP_LT_OQ);
                     _mm512_store_ps(sx[ns], xv);
                     si[ns] = (int)i;
                     sm[ns] = m;
                     ns += m != 0;
-                    GX_F_STOREU(y + i, gx_f_gelu_c(xv));
+                    GX_F_STOREU(y + i, gx_f_fwd_c(xv, th));
                 }
             }
             for (int k = 0; k < ns; k++) {
                 gx_f_tailq_push(&q, sm[k], sx[k], grad ? sd[k] : NULL, si[k]);
                 if (q.n >= 16)
-                    gx_f_tailq_run(&q, y, 16, grad);
+                    gx_f_tailq_run(&q, y, 16, kind);
             }
         }
         if (q.n)
-            gx_f_tailq_run(&q, y, q.n, grad);
+            gx_f_tailq_run(&q, y, q.n, kind);
         if (i < n) {                                      /* the last, partial vector */
             __mmask16 m;
             GX_F_TAILMASK(k, n - i);
             GX_F_MASKSTORE(y + i, k, grad ? gx_f_grad_blend(GX_F_MASKLOAD(x + i, k), GX_F_MASKLOAD(dy + i, k), &m)
-                                          : gx_f_fwd_blend(GX_F_MASKLOAD(x + i, k), &m));
+                                          : gx_f_fwd_blend(GX_F_MASKLOAD(x + i, k), &m, th));
         }
     }
+    /* n in segments: queued offsets are int32 */
+    #define GX_F_CENTRAL_BLOCK(kind, x, dy, y, n)                                                              \
+        for (ptrdiff_t o = 0; o < n; o += GX_F_SEG)                                                            \
+            gx_f_central_seg(x + o, dy ? dy + o : NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, kind);
     static void gx_f_gelu_block(const float* x, float* y, ptrdiff_t n) {
-        for (ptrdiff_t o = 0; o < n; o += GX_F_SEG)
-            gx_f_exact_seg(x + o, NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, 0);
+        const float* dy = NULL;
+        GX_F_CENTRAL_BLOCK(GX_F_EXACT, x, dy, y, n)
     }
     static void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-        for (ptrdiff_t o = 0; o < n; o += GX_F_SEG)
-            gx_f_exact_seg(x + o, dy + o, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, 1);
+        GX_F_CENTRAL_BLOCK(GX_F_EXACT_GRAD, x, dy, y, n)
     }
     #else
     #define gx_f_gelu_k(x, arg) gx_f_gelu(x)

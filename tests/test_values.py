@@ -108,10 +108,11 @@ def test_exact_chunk_dispatch_same_bits(uf, name, rng):
 
 
 @pytest.mark.parametrize("frac", [0.0005, 0.03, 0.3, 1.0])
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh"])
 def test_negative_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
-    """The AVX-512 exact kernels compute x >= -R (R ~ 6) without exp and queue the other lanes (x < -R, -inf;
-    for the gradient also NaN x and results that are not finite) for the exp form, 16 at a time, their
+    """The AVX-512 exact kernels and the tanh form's forward compute x >= -R (R ~ 5-6) without exp and queue
+    the other lanes (x < -R, -inf; for the gradient also NaN x and results that are not finite) for the exp
+    form, 16 at a time, their
     results scattered back after each chunk of 1,024 inputs.  Every lane must get the bits it gets alone,
     at any density of such lanes, across chunk ends, in place on x or on dy (the queue keeps its own copy)."""
     n = 5013

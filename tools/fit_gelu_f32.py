@@ -156,15 +156,16 @@ def table_lines(isa, n, deg, fold):
 
 
 # Central tables (AVX-512 only: one vpermt2ps serves 32 intervals; AVX2's vpermps serves 8, too few for this
-# range).  For |x| up to R, no exp: F(a) = a*Phi(-a) (forward, y = max(-0, x) - F) and G(a) = Phi(-a) -
-# a*phi(a) (gradient) directly, on 32 intervals i = round(a*K), K = 31/R in float, as C0 + u*(C1 + ...) with
+# range).  For |x| up to R, no exp: F(a) = a*Phi(-a) (forward, y = max(-0, x) - F), G(a) = Phi(-a) -
+# a*phi(a) (gradient) and the tanh form's F(a) = a*sigma(-w(a)) directly, on 32 intervals i = round(a*K), K = 31/R in float, as C0 + u*(C1 + ...) with
 # u = a - L exact (Sterbenz).  L is the float near i/K at which F(L) (G(L)) lies within 1e-4 ulp of a float:
 # C0 = that float is then exact and no lead/remainder pair is needed.  Inputs beyond (x < -R: the negative
 # tail, where the result keeps shrinking) take the exp kernels above.  R and the degree trade speed against
 # the steep end's error: F decays like e^(-a^2/2), and the Horner rounding of u*(C1 + ...) grows with its
 # share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 5.75, degree 6: 1.02).  The gradient's R also
-# clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1.
-CENTRAL = {"F": dict(R=5.75, deg=6), "G": dict(R=6.25, deg=7)}
+# clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
+# tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
+CENTRAL = {"F": dict(R=5.75, deg=6), "G": dict(R=6.25, deg=7), "T": dict(R=5.25, deg=6)}
 
 
 def F_central(a):
@@ -175,6 +176,12 @@ def F_central(a):
 def G_central(a):
     a = mp.mpf(a)
     return mp.ncdf(-a) - a * mp.npdf(a)
+
+
+def F_tanh(a):
+    a = mp.mpf(a)
+    w = 2 * mp.sqrt(2 / mp.pi) * (a + mp.mpf("0.044715") * a ** 3)
+    return a / (1 + mp.exp(w))
 
 
 def exact_lead(fun, L, tries=4000):
@@ -196,12 +203,12 @@ def exact_lead(fun, L, tries=4000):
 
 
 def fit_central(kind, R, deg, n=32, pts=160):
-    fun = F_central if kind == "F" else G_central
+    fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
     K = f32((n - 1) / R)
     rows, errs, worst = [], [], 0.0
     for i in range(n):
         if i == 0:
-            L, c0 = 0.0, (0.0 if kind == "F" else 0.5)
+            L, c0 = 0.0, (0.5 if kind == "G" else 0.0)
         else:
             L, c0, frac = exact_lead(fun, i / K)
             worst = max(worst, frac)
@@ -214,7 +221,7 @@ def fit_central(kind, R, deg, n=32, pts=160):
         As = [a for a in As if a > 0]
         us = [a - mp.mpf(L) for a in As]
         vals = [fun(a) for a in As]
-        if kind == "F":
+        if kind != "G":
             wt = [1 / v for v in vals]
         else:
             wt = [1 / max(mp.ncdf(-a), a * mp.npdf(a)) for a in As]
@@ -229,11 +236,12 @@ def fit_central(kind, R, deg, n=32, pts=160):
 
 def central_lines():
     lines = []
-    for kind, what in (("F", "a*Phi(-a) (forward)"), ("G", "Phi(-a) - a*phi(a) (gradient)")):
+    for kind, what in (("F", "a*Phi(-a) (forward)"), ("G", "Phi(-a) - a*phi(a) (gradient)"),
+                       ("T", "a*sigma(-w(a)) (tanh form's forward)")):
         cfg = CENTRAL[kind]
         K, rows, err = fit_central(kind, **cfg)
         deg = cfg["deg"]
-        p = "GX_F_C" if kind == "F" else "GX_F_G"
+        p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC"}[kind]
         lines += [f"    /* {what} for a <= R: 32 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; "
                   f"degree {deg}, max weighted error {err:.2e}; rows L, C0, ..., C{deg} */",
                   f"    #define {p}R {cfg['R']!r}f",
