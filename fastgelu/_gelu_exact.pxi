@@ -25,9 +25,22 @@
 #   runtime alias check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
-# float32 kernels (AVX-512: 16 lanes; AVX2: 8), branch-free and the same for every input spread, so that
-# wide activations (randn sigma = 3, where the double path above ran 2.5x slower) cost what narrow ones do.
-# With a = min(|x|, 14.99):
+# float32 kernels (AVX-512: 16 lanes; AVX2: 8), in float32 arithmetic.
+# AVX-512, the central form (also the tanh form's forward, _gelu_sigmoid.pxi).  With a = min(|x|, R):
+#   forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (R = 5.75; tanh form: F = a*sigma(-w(a)), R = 5.25)
+#   gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (R = 6.25)
+#   F and G straight from a table, no exp: 32 intervals i = round(a*K) (one FMA leaves i in the low bits),
+#   u = a - L_i exact, C0 + u*(C1 + ...) with the coefficients picked per lane by vpermt2ps, degree 6
+#   (gradient 7).  Each L_i is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only
+#   roundings are Horner's.  R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 +
+#   ...) too large a share of F for float Horner; the same R clamps x > R (F(R) is below half an ulp of R;
+#   for the gradient, a*phi(a) below half an ulp of 1).  Lanes with x < -R and -inf (gradient: also NaN x
+#   and results that are not finite) are listed per chunk of 64 vectors, branch-free (at sigma = 3 a third
+#   of the vectors list one: a branch would mispredict), then compressed into a queue that the exp form
+#   below computes 16 at a time, the results scattered to place.  A lane's result depends on its x (and
+#   dy) alone, whatever path it takes.  Cost per vector: forward 19 vector operations, gradient 22.
+# The exp form (AVX2 for every input, AVX-512 for the tail lanes), branch-free and the same for every
+# spread.  With a = min(|x|, 14.99):
 #   forward   y = max(-0.0, x) - F,  F = a*Phi(-a) = exp(-a^2/2) T(a)
 #   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
 #   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
@@ -47,11 +60,12 @@
 #   Gradients: a vector with lanes a large dy could make wrong (x beyond the clamp, where G dy only
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
-# Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.748 ulp (AVX-512) / 1.777 (AVX2), gradient
-# 1.540 / 1.759.  Cost on AVX-512: forward 36 vector operations per vector and 2 on mask registers (2.5-2.6
-# Gelem/s in cache, 1 thread, Xeon Sapphire Rapids), gradient 43 and 1; the double central polynomial they
-# replaced ran 2.4 at sigma = 1 and 0.9 at sigma = 3.  Coefficients: tools/fit_gelu_f32.py;
-# FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
+# Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.293 ulp (AVX-512: the exp form's, at x =
+# -10.64; the central form's ~1.02) / 1.777 (AVX2), gradient 1.524 / 1.759.  Speed in cache, 1 thread, Xeon
+# Sapphire Rapids: AVX-512 forward 3.7-4.2 Gelem/s at randn sigma = 1, ~3.0-3.3 at sigma = 3 (the exp form:
+# 36 vector operations per vector, 2.6-2.8 at either); the double central polynomial before them ran 2.4
+# and 0.9.  Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in
+# every build.
 
 from libc.math cimport fabs, INFINITY
 
@@ -838,14 +852,10 @@ cdef extern from *:
         }
 
     #if defined(__AVX512F__)
-    /* AVX-512: the central form.  With a = min(|x|, R), F = a*Phi(-a) and G = Phi(-a) - a*phi(a) come straight
-       from the GX_F_C and GX_F_G tables, no exp: 19 vector operations per vector forward, 20 gradient,
-       against the exp form's 36 and 43.  One R clamps x > R too (F(R) is below half an ulp of R, and
-       a*phi(a) of 1 at the gradient's R).  Lanes with x < -R (the negative tail, where the result shrinks to
-       0 and the tables end; and the gradient's suspect lanes) are listed while a chunk of GX_F_LIST vectors
-       runs, then compressed into a queue (gx_f_tailq) that the exp kernels above compute 16 lanes at a time,
-       their results scattered to place.  So every spread runs at full width: randn sigma = 3 puts 2.8% of
-       the lanes beyond R (forward), x ~ U(-8, 8) 14%. */
+    /* AVX-512: the central form (see the header): F, G and the tanh form's F from the GX_F_C, GX_F_G and
+       GX_F_TC tables, no exp, 19-22 vector operations per vector against the exp form's 36-43.  The lanes
+       beyond (x < -R) go through a queue (gx_f_tailq) to the exp kernels: randn sigma = 3 puts 2.8% of the
+       lanes there (exact forward), x ~ U(-8, 8) 14%. */
     static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const float (*tab)[32], float K,
                                                                     const int deg) {
         /* round(a*K) lands in the low bits of t (MAGIC): vpermt2ps reads the low five */
