@@ -165,7 +165,7 @@ def table_lines(isa, n, deg, fold):
 # share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 5.75, degree 6: 1.02).  The gradient's R also
 # clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
 # tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
-CENTRAL = {"F": dict(R=5.75, deg=6), "G": dict(R=6.25, deg=7), "T": dict(R=5.25, deg=6)}
+CENTRAL = {"F": dict(R=5.75, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)}
 
 
 def F_central(a):
