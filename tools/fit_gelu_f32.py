@@ -162,10 +162,10 @@ def table_lines(isa, n, deg, fold):
 # C0 = that float is then exact and no lead/remainder pair is needed.  Inputs beyond (x < -R: the negative
 # tail, where the result keeps shrinking) take the exp kernels above.  R and the degree trade speed against
 # the steep end's error: F decays like e^(-a^2/2), and the Horner rounding of u*(C1 + ...) grows with its
-# share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 5.75, degree 6: 1.02).  The gradient's R also
+# share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32 over all inputs; tanh form 5.5: 2.19).  The gradient's R also
 # clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
 # tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
-CENTRAL = {"F": dict(R=5.75, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)}
+CENTRAL = {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)}
 
 
 def F_central(a):
