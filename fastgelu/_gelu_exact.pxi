@@ -32,13 +32,14 @@
 #   F and G straight from a table, no exp: 32 intervals i = round(a*K) (one FMA leaves i in the low bits),
 #   u = a - L_i exact, C0 + u*(C1 + ...) with the coefficients picked per lane by vpermt2ps, degree 6
 #   (gradient: degree 7 was 6% slower for no lower maximum).  Each L_i is a float at which F (G) is a float
-#   to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 +
-#   ...) too large a share of F for float Horner; the same R clamps x > R (F(R) is below half an ulp of R;
-#   for the gradient, a*phi(a) below half an ulp of 1).  Lanes with x < -R and -inf (gradient: also NaN x
-#   and results that are not finite) are listed per chunk of 64 vectors, branch-free (at sigma = 3 a third
-#   of the vectors list one: a branch would mispredict), then compressed into a queue that the exp form
-#   below computes 16 at a time, the results scattered to place.  A lane's result depends on its x (and
-#   dy) alone, whatever path it takes.  Cost per vector: forward 19 vector operations, gradient 20.
+#   to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian
+#   decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; the same R
+#   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
+#   Lanes with x < -R and -inf (gradient: also NaN x and results that are not finite) are listed per chunk
+#   of 64 vectors, branch-free (at sigma = 3 a third of the vectors list one: a branch would mispredict),
+#   then compressed into a queue that the exp form below computes 16 at a time, the results scattered to
+#   place.  A lane's result depends on its x (and dy) alone, whatever path it takes.  Cost per vector:
+#   forward 19 vector operations, gradient 20.
 # The exp form (AVX2 for every input, AVX-512 for the tail lanes), branch-free and the same for every
 # spread.  With a = min(|x|, 14.99):
 #   forward   y = max(-0.0, x) - F,  F = a*Phi(-a) = exp(-a^2/2) T(a)
@@ -61,8 +62,8 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.317 ulp (AVX-512, at x = -5.895101 in the
-# central form; the exp form's tail 1.293) / 1.777 (AVX2), gradient 1.524 / 1.759.  Speed in cache, 1 thread, Xeon
-# Sapphire Rapids: AVX-512 forward 3.7-4.2 Gelem/s at randn sigma = 1, ~3.0-3.3 at sigma = 3 (the exp form:
+# central form; the exp form's tail 1.293) / 1.777 (AVX2), gradient 1.524 / 1.759.  Speed in cache, 1 thread,
+# Xeon Sapphire Rapids: AVX-512 forward 3.7-4.2 Gelem/s at randn sigma = 1, ~3.0-3.3 at sigma = 3 (the exp form:
 # 36 vector operations per vector, 2.6-2.8 at either); the double central polynomial before them ran 2.4
 # and 0.9.  Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in
 # every build.
@@ -881,9 +882,6 @@ cdef extern from *:
     }
     /* the tanh and sigmoid forms' exp kernel (_gelu_sigmoid.pxi), for the tanh form's tail lanes */
     static inline gx_fv gs_f_xsig(gx_fv x, const int th);
-    static inline __attribute__((always_inline)) gx_fv gx_f_fwd_tail(gx_fv x, const int th) {
-        return th ? gs_f_xsig(x, 1) : gx_f_gelu(x);
-    }
 
     /* dy GELU'(x) for x >= -GR (x NaN: finite, but a suspect lane) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad_c(gx_fv x, gx_fv dy) {
@@ -915,62 +913,56 @@ cdef extern from *:
     /* kinds of the central loop: exact forward, exact gradient, tanh form's forward */
     enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2 };
 
-    /* the first k <= 16 queued lanes through the exp kernel (gradient: with its double fix-ups), to y */
-    static inline __attribute__((always_inline)) void gx_f_tailq_run(gx_f_tailq* q, float* y, int k, const int kind) {
-        __mmask16 m = (__mmask16)((1u << k) - 1u);
-        gx_fv xv = _mm512_maskz_load_ps(m, q->x), r;
-        if (kind == GX_F_EXACT_GRAD) {
-            gx_fv dv = _mm512_maskz_load_ps(m, q->d);
-            r = gx_f_gelu_grad(xv, dv);
-            unsigned int s = gx_f_suspect(xv, r, GX_F_AMAX) & m;
-            if (s) {
-                float rr[16] __attribute__((aligned(64)));
-                _mm512_store_ps(rr, r);
-                gx_f_grad_fix(q->x, q->d, rr, s, GX_F_AMAX, 0);
-                r = _mm512_load_ps(rr);
-            }
-        } else {
-            r = gx_f_fwd_tail(xv, kind == GX_F_TANH);
+    /* the exp form for the tail lanes m of a vector: the forward, or the gradient with its double fix-ups */
+    static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, __mmask16 m, const int kind) {
+        if (kind != GX_F_EXACT_GRAD)
+            return kind == GX_F_TANH ? gs_f_xsig(x, 1) : gx_f_gelu(x);
+        gx_fv r = gx_f_gelu_grad(x, dy);
+        unsigned int s = gx_f_suspect(x, r, GX_F_AMAX) & m;
+        if (s) {
+            float sxl[GX_F_W] __attribute__((aligned(64))), sdl[GX_F_W] __attribute__((aligned(64)));
+            float rr[GX_F_W] __attribute__((aligned(64)));
+            _mm512_store_ps(sxl, x);
+            _mm512_store_ps(sdl, dy);
+            _mm512_store_ps(rr, r);
+            gx_f_grad_fix(sxl, sdl, rr, s, GX_F_AMAX, 0);
+            r = _mm512_load_ps(rr);
         }
+        return r;
+    }
+
+    /* the first k <= 16 queued lanes through the exp form, to y */
+    static inline __attribute__((always_inline)) void gx_f_tailq_run(gx_f_tailq* q, float* y, int k, const int kind) {
+        const int grad = kind == GX_F_EXACT_GRAD;
+        __mmask16 m = (__mmask16)((1u << k) - 1u);
+        gx_fv xv = _mm512_maskz_load_ps(m, q->x);
+        gx_fv r = gx_f_tail(xv, grad ? _mm512_maskz_load_ps(m, q->d) : xv, m, kind);
         _mm512_mask_i32scatter_ps(y, m, _mm512_load_si512(q->i), r, 4);
         q->n -= k;
         _mm512_store_ps(q->x, _mm512_load_ps(q->x + 16));   /* k < 16 only at the end, when nothing is left */
-        _mm512_store_ps(q->d, _mm512_load_ps(q->d + 16));
+        if (grad)
+            _mm512_store_ps(q->d, _mm512_load_ps(q->d + 16));
         _mm512_store_si512(q->i, _mm512_load_si512(q->i + 16));
     }
 
-    /* one vector, its tail lanes (*m) computed in place rather than queued (the last, partial vector): the same
-       per-lane functions as the queue, so the bits do not depend on the path (fused bias, thread split) */
-    static inline __attribute__((always_inline)) gx_fv gx_f_fwd_blend(gx_fv x, __mmask16* m, const int th) {
-        gx_fv y = gx_f_fwd_c(x, th);
-        *m = _mm512_cmp_ps_mask(x, GX_F_SET1(th ? -GX_F_TCR : -GX_F_CR), _CMP_LT_OQ);
-        return *m ? _mm512_mask_mov_ps(y, *m, gx_f_fwd_tail(x, th)) : y;
-    }
-    static inline __attribute__((always_inline)) gx_fv gx_f_grad_blend(gx_fv x, gx_fv dy, __mmask16* m) {
-        gx_fv y = gx_f_gelu_grad_c(x, dy);
-        *m = (__mmask16)gx_f_suspect(x, y, GX_F_GR);
-        if (*m) {
-            gx_fv r = gx_f_gelu_grad(x, dy);
-            unsigned int s = gx_f_suspect(x, r, GX_F_AMAX) & *m;
-            if (s) {
-                float sxl[GX_F_W] __attribute__((aligned(64))), sdl[GX_F_W] __attribute__((aligned(64)));
-                float rr[GX_F_W] __attribute__((aligned(64)));
-                _mm512_store_ps(sxl, x);
-                _mm512_store_ps(sdl, dy);
-                _mm512_store_ps(rr, r);
-                gx_f_grad_fix(sxl, sdl, rr, s, GX_F_AMAX, 0);
-                r = _mm512_load_ps(rr);
-            }
-            y = _mm512_mask_mov_ps(y, *m, r);
+    /* the central form of one vector (dy: gradient only), *m its tail lanes: x < -R (gradient: also x NaN and
+       results that are not finite) */
+    static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, __mmask16* m,
+                                                                      const int kind) {
+        if (kind == GX_F_EXACT_GRAD) {
+            gx_fv y = gx_f_gelu_grad_c(x, dy);
+            *m = (__mmask16)gx_f_suspect(x, y, GX_F_GR);
+            return y;
         }
-        return y;
+        *m = _mm512_cmp_ps_mask(x, GX_F_SET1(kind == GX_F_TANH ? -GX_F_TCR : -GX_F_CR), _CMP_LT_OQ);
+        return gx_f_fwd_c(x, kind == GX_F_TANH);
     }
 
     /* forward (dy NULL) or gradient over n <= GX_F_SEG elements; y may be x or dy (a vector is loaded, and
        listed, before its result is stored; a queued result lands below every address read later) */
     static inline __attribute__((always_inline)) void gx_f_central_seg(const float* x, const float* dy, float* y,
                                                                        ptrdiff_t n, const int kind) {
-        const int grad = kind == GX_F_EXACT_GRAD, th = kind == GX_F_TANH;
+        const int grad = kind == GX_F_EXACT_GRAD;
         float sx[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
         float sd[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
         int si[GX_F_LIST];
@@ -981,36 +973,24 @@ cdef extern from *:
         while (n - i >= GX_F_W) {
             ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
             int ns = 0;
-            if (grad) {
-                for (; i + GX_F_W <= end; i += GX_F_W) {
-                    _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
+            for (; i + GX_F_W <= end; i += GX_F_W) {
+                __mmask16 m;
+                _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
+                if (grad)
                     _mm_prefetch((const char*)(dy + i) + GX_F_PREFETCH, _MM_HINT_T0);
-                    /* y too, for writing: without it 64M inputs ran at 0.65-0.95x the memory floor (1.25 Gelem/s at
-                       sigma = 3, Xeon), with it 1.1-1.25x; the exp kernels, slower, did not need it */
-                    _mm_prefetch((const char*)(y + i) + GX_F_PREFETCH, _MM_HINT_ET0);
-                    gx_fv xv = GX_F_LOADU(x + i), dv = GX_F_LOADU(dy + i);
-                    gx_fv yv = gx_f_gelu_grad_c(xv, dv);
-                    __mmask16 m = (__mmask16)gx_f_suspect(xv, yv, GX_F_GR);   /* x < -GR, x NaN, y not finite */
-                    _mm512_store_ps(sx[ns], xv);      /* branch-free: at sigma = 3 a third of the vectors
-                                                         list a lane, a branch on it mispredicts */
+                /* y too, for writing: without it 64M inputs ran at 0.65-0.95x the memory floor (1.25 Gelem/s at
+                   sigma = 3, Xeon), with it 1.1-1.25x; the exp kernels, slower, did not need it */
+                _mm_prefetch((const char*)(y + i) + GX_F_PREFETCH, _MM_HINT_ET0);
+                gx_fv xv = GX_F_LOADU(x + i), dv = grad ? GX_F_LOADU(dy + i) : xv;
+                gx_fv yv = gx_f_central_v(xv, dv, &m, kind);
+                _mm512_store_ps(sx[ns], xv);          /* branch-free: at sigma = 3 a third of the vectors list
+                                                         a lane, a branch on it mispredicts */
+                if (grad)
                     _mm512_store_ps(sd[ns], dv);
-                    si[ns] = (int)i;
-                    sm[ns] = m;
-                    ns += m != 0;
-                    GX_F_STOREU(y + i, yv);
-                }
-            } else {
-                for (; i + GX_F_W <= end; i += GX_F_W) {
-                    _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
-                    _mm_prefetch((const char*)(y + i) + GX_F_PREFETCH, _MM_HINT_ET0);
-                    gx_fv xv = GX_F_LOADU(x + i);
-                    __mmask16 m = _mm512_cmp_ps_mask(xv, GX_F_SET1(th ? -GX_F_TCR : -GX_F_CR), _CMP_LT_OQ);
-                    _mm512_store_ps(sx[ns], xv);
-                    si[ns] = (int)i;
-                    sm[ns] = m;
-                    ns += m != 0;
-                    GX_F_STOREU(y + i, gx_f_fwd_c(xv, th));
-                }
+                si[ns] = (int)i;
+                sm[ns] = m;
+                ns += m != 0;
+                GX_F_STOREU(y + i, yv);
             }
             for (int k = 0; k < ns; k++) {
                 gx_f_tailq_push(&q, sm[k], sx[k], grad ? sd[k] : NULL, si[k]);
@@ -1020,11 +1000,14 @@ cdef extern from *:
         }
         if (q.n)
             gx_f_tailq_run(&q, y, q.n, kind);
-        if (i < n) {                                      /* the last, partial vector */
+        if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
             __mmask16 m;
             GX_F_TAILMASK(k, n - i);
-            GX_F_MASKSTORE(y + i, k, grad ? gx_f_grad_blend(GX_F_MASKLOAD(x + i, k), GX_F_MASKLOAD(dy + i, k), &m)
-                                          : gx_f_fwd_blend(GX_F_MASKLOAD(x + i, k), &m, th));
+            gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = grad ? GX_F_MASKLOAD(dy + i, k) : xv;
+            gx_fv yv = gx_f_central_v(xv, dv, &m, kind);
+            if (m)
+                yv = _mm512_mask_mov_ps(yv, m, gx_f_tail(xv, dv, m, kind));
+            GX_F_MASKSTORE(y + i, k, yv);
         }
     }
     /* n in segments: queued offsets are int32 */
