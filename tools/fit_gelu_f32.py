@@ -165,7 +165,11 @@ def table_lines(isa, n, deg, fold):
 # share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32 over all inputs; tanh form 5.5: 2.19).  The gradient's R also
 # clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
 # tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
-CENTRAL = {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)}
+CENTRAL = {"avx512": {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)},
+           "avx2": {"F": dict(R=3.2, deg=6)}}
+# AVX2: one vpermps serves 8 intervals, K = 7.5/R (the last one whole); the tables end where the fit error
+# reaches the AVX-512 ones' (R = 3.2, degree 6: 3.2e-8), and x beyond R on either side takes the exp form
+CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
 def F_central(a):
@@ -202,9 +206,9 @@ def exact_lead(fun, L, tries=4000):
     return best
 
 
-def fit_central(kind, R, deg, n=32, pts=160):
+def fit_central(kind, R, deg, n=32, pts=160, full_last=False):
     fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
-    K = f32((n - 1) / R)
+    K = f32((n - 0.501 if full_last else n - 1) / R)   # full_last: round(R*K) = n - 1, not a tie
     rows, errs, worst = [], [], 0.0
     for i in range(n):
         if i == 0:
@@ -234,22 +238,25 @@ def fit_central(kind, R, deg, n=32, pts=160):
     return K, rows, max(errs)
 
 
-def central_lines():
+def central_lines(isa):
     lines = []
+    n = CENTRAL_N[isa]
     for kind, what in (("F", "a*Phi(-a) (forward)"), ("G", "Phi(-a) - a*phi(a) (gradient)"),
                        ("T", "a*sigma(-w(a)) (tanh form's forward)")):
-        cfg = CENTRAL[kind]
-        K, rows, err = fit_central(kind, **cfg)
+        cfg = CENTRAL[isa].get(kind)
+        if cfg is None:
+            continue
+        K, rows, err = fit_central(kind, n=n, full_last=n < 32, **cfg)
         deg = cfg["deg"]
         p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC"}[kind]
-        lines += [f"    /* {what} for a <= R: 32 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; "
+        lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; "
                   f"degree {deg}, max weighted error {err:.2e}; rows L, C0, ..., C{deg} */",
                   f"    #define {p}R {cfg['R']!r}f",
                   f"    #define {p}K {K!r}f",
                   f"    #define {p}DEG {deg}",
-                  f"    static const float {p}[{deg + 2}][32] __attribute__((aligned(64))) = {{"]
+                  f"    static const float {p}[{deg + 2}][{n}] __attribute__((aligned(64))) = {{"]
         for k in range(deg + 2):
-            lines.append("        {" + ", ".join(f"{rows[i][k]!r}f" for i in range(32)) + "},")
+            lines.append("        {" + ", ".join(f"{rows[i][k]!r}f" for i in range(n)) + "},")
         lines.append("    };")
     return lines
 
@@ -265,9 +272,10 @@ def emit():
         lines.append(f"    #define GX_F_Q{j} {v!r}f")
     lines.append("    #if defined(__AVX512F__)")
     lines += table_lines("AVX-512", **TABLES["avx512"])
-    lines += central_lines()
+    lines += central_lines("avx512")
     lines.append("    #else")
     lines += table_lines("AVX2", **TABLES["avx2"])
+    lines += central_lines("avx2")
     lines.append("    #endif")
     lines.append("    /* END GENERATED */")
     return "\n".join(lines) + "\n"
