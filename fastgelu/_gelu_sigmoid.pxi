@@ -300,14 +300,10 @@ cdef extern from *:
 
     #define GS_F_XFAR_TANH 11.25f     /* z(11.25) < Z_MAX < z(11.43): beyond, gradients with |dy| > 1 are fixed up */
     #define GS_F_XFAR_SIG 72.0f       /* z(72) < Z_MAX < z(73.3) */
-    #if defined(__AVX512F__)
     static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its central form: _gelu_exact.pxi */
         const float* dy = NULL;
         GX_F_CENTRAL_BLOCK(GX_F_TANH, x, dy, y, n)
     }
-    #else
-    static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { GX_F_FWD_LOOP(gs_f_xsig, 1) }
-    #endif
     static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { GX_F_FWD_LOOP(gs_f_xsig, 0) }
     #define gs_f_grad_k(x, dy, kind) gs_f_xsig_grad(x, dy, kind == 1)
     static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {

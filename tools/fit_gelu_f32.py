@@ -166,7 +166,7 @@ def table_lines(isa, n, deg, fold):
 # clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
 # tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
 CENTRAL = {"avx512": {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)},
-           "avx2": {"F": dict(R=3.2, deg=6)}}
+           "avx2": {"F": dict(R=3.2, deg=6), "T": dict(R=3.1, deg=6)}}
 # AVX2: one vpermps serves 8 intervals, K = 7.5/R (the last one whole); the tables end where the fit error
 # reaches the AVX-512 ones' (R = 3.2, degree 6: 3.2e-8), and x beyond R on either side takes the exp form
 CENTRAL_N = {"avx512": 32, "avx2": 8}
