@@ -26,22 +26,24 @@
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
 # float32 kernels (AVX-512: 16 lanes; AVX2: 8), in float32 arithmetic.
-# AVX-512, the central form (also the tanh form's forward, _gelu_sigmoid.pxi).  With a = min(|x|, R):
+# The central form: AVX-512 forward and gradient, AVX2 forward; also the tanh form's forward
+# (_gelu_sigmoid.pxi).  With a = min(|x|, R):
 #   forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (R = 6; tanh form: F = a*sigma(-w(a)), R = 5.25)
 #   gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (R = 6.25)
 #   F and G straight from a table, no exp: 32 intervals i = round(a*K) (one FMA leaves i in the low bits),
 #   u = a - L_i exact, C0 + u*(C1 + ...) with the coefficients picked per lane by vpermt2ps, degree 6
-#   (gradient: degree 7 was 6% slower for no lower maximum).  Each L_i is a float at which F (G) is a float
-#   to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian
+#   (gradient: degree 7 was 6% slower for no lower maximum).  AVX2: 8 intervals (vpermps), so R = 3.6,
+#   degree 7 (tanh form: 3.1, degree 6), and lanes beyond R on either side take the exp form.  Each L_i
+#   is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian
 #   decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; the same R
 #   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
-#   Lanes with x < -R and -inf (gradient: also NaN x and results that are not finite) are listed per chunk
-#   of 64 vectors, branch-free (at sigma = 3 a third of the vectors list one: a branch would mispredict),
-#   then compressed into a queue that the exp form below computes 16 at a time, the results scattered to
-#   place.  A lane's result depends on its x (and dy) alone, whatever path it takes.  Cost per vector:
-#   forward 19 vector operations, gradient 20.
-# The exp form (AVX2 for every input, AVX-512 for the tail lanes), branch-free and the same for every
-# spread.  With a = min(|x|, 14.99):
+#   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x and results that are not finite) are
+#   listed per chunk of 64 vectors, branch-free (at sigma = 3 a third of the vectors list one: a branch
+#   would mispredict), then compressed into a queue that the exp form below computes a vector at a time,
+#   the results scattered to place.  A lane's result depends on its x (and dy) alone, whatever path it
+#   takes.  Cost per vector: forward 19 vector operations, gradient 20.
+# The exp form (the AVX2 gradient for every input; the tail lanes of the central form), branch-free.  With
+# a = min(|x|, 14.99):
 #   forward   y = max(-0.0, x) - F,  F = a*Phi(-a) = exp(-a^2/2) T(a)
 #   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
 #   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
@@ -62,11 +64,11 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.317 ulp (AVX-512, at x = -5.895101 in the
-# central form; the exp form's tail 1.293) / 1.777 (AVX2), gradient 1.524 / 1.759.  Speed in cache, 1 thread,
-# Xeon Sapphire Rapids: AVX-512 forward 3.7-4.2 Gelem/s at randn sigma = 1, ~3.0-3.3 at sigma = 3 (the exp form:
-# 36 vector operations per vector, 2.6-2.8 at either); the double central polynomial before them ran 2.4
-# and 0.9.  Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in
-# every build.
+# central form; the exp form's tail 1.293) / 1.448 (AVX2, the tail's), gradient 1.524 / 1.759.  Speed in
+# cache, 1 thread, Xeon Sapphire Rapids: AVX-512 forward 3.9-4.4 Gelem/s at randn sigma = 1, 3.1-3.6 at
+# sigma = 3 (the exp form: 36 vector operations per vector, 2.6-2.8 at either); AVX2 forward 2.8 and 1.5
+# (its exp form 1.4-1.6 at either); the double central polynomial before them ran 2.4 and 0.9.
+# Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
 
 from libc.math cimport fabs, INFINITY
 
@@ -507,19 +509,20 @@ cdef extern from *:
         {0.0007659320253878832f, 0.0001197825840790756f, 1.77172951225657e-05f, 1.5303912732633762e-06f, 1.5725741775440838e-07f, 8.383271854484065e-09f, 0.008808190934360027f, 0.0026384915690869093f},
         {-0.00010961305815726519f, -1.591745785844978e-05f, -1.4473409919446567e-06f, -1.0717561593764913e-07f, -6.466989166398207e-09f, -1.8901837040008473e-10f, -0.0017908712616190314f, -0.0004977168282493949f},
     };
-    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 6, max weighted error 3.28e-08; rows L, C0, ..., C6 */
-    #define GX_F_CR 3.2f
-    #define GX_F_CK 2.343437433242798f
-    #define GX_F_CDEG 6
-    static const float GX_F_C[8][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.4266553819179535f, 0.8534662127494812f, 1.2804988622665405f, 1.707350492477417f, 2.133101224899292f, 2.56080961227417f, 2.98704195022583f},
-        {0.0f, 0.14285069704055786f, 0.16787715256214142f, 0.12828661501407623f, 0.07491591572761536f, 0.03510703146457672f, 0.01337108388543129f, 0.004207115154713392f},
-        {0.5f, 0.1794123649597168f, -0.0398508757352829f, -0.12484380602836609f, -0.11469797790050507f, -0.07101505994796753f, -0.033263519406318665f, -0.012353258207440376f},
-        {-0.3989422619342804f, -0.33108338713645935f, -0.17622113227844238f, -0.03166067600250244f, 0.04249410331249237f, 0.05228709056973457f, 0.034247882664203644f, 0.015946293249726295f},
-        {-1.0204109912592685e-06f, 0.09888214617967606f, 0.12897919118404388f, 0.08852466940879822f, 0.028677644208073616f, -0.008019007742404938f, -0.016406197100877762f, -0.011290705762803555f},
-        {0.06650843471288681f, 0.04187571257352829f, -0.006561772897839546f, -0.03506764769554138f, -0.030601780861616135f, -0.012211062014102936f, 0.0006883609457872808f, 0.004059154074639082f},
-        {-0.00013300891441758722f, -0.02052536979317665f, -0.02055417373776436f, -0.005024739075452089f, 0.007227390073239803f, 0.00821670237928629f, 0.0035874485038220882f, 8.891978359315544e-05f},
-        {-0.009596611373126507f, -0.004738367162644863f, 0.00420223968103528f, 0.00655335234478116f, 0.002493420382961631f, -0.0013084540842100978f, -0.0018547094659879804f, -0.0007891645655035973f},
+    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 5.87e-09; rows L, C0, ..., C7 */
+    #define GX_F_CR 3.6f
+    #define GX_F_CK 2.0830554962158203f
+    #define GX_F_CDEG 7
+    static const float GX_F_C[9][8] __attribute__((aligned(64))) = {
+        {0.0f, 0.480119913816452f, 0.9599813222885132f, 1.440181016921997f, 1.920287013053894f, 2.400029182434082f, 2.8805313110351562f, 3.360255479812622f},
+        {0.0f, 0.15151195228099823f, 0.16178786754608154f, 0.10788121819496155f, 0.052636656910181046f, 0.019672757014632225f, 0.005717934109270573f, 0.0013083226513117552f},
+        {0.5f, 0.14488264918327332f, -0.07304589450359344f, -0.1287667602300644f, -0.09380108118057251f, -0.04554687812924385f, -0.016153914853930473f, -0.004346564412117004f},
+        {-0.3989422917366028f, -0.31453660130500793f, -0.13569357991218567f, 0.005241228733211756f, 0.05325906351208687f, 0.04210033640265465f, 0.019827812910079956f, 0.006547551602125168f},
+        {7.114164759514097e-07f, 0.10723381489515305f, 0.12394742667675018f, 0.06537557393312454f, 0.006313560996204615f, -0.015766197815537453f, -0.012992000207304955f, -0.0057551986537873745f},
+        {0.06647555530071259f, 0.036136019974946976f, -0.016792142763733864f, -0.03663254156708717f, -0.02160639502108097f, -0.00293181324377656f, 0.0038743377663195133f, 0.003080586902797222f},
+        {0.00014038935478311032f, -0.022045796737074852f, -0.017544645816087723f, 0.0008695431752130389f, 0.00903844740241766f, 0.005458136089146137f, 0.0006718260119669139f, -0.0008394927717745304f},
+        {-0.010630750097334385f, -0.0034728862810879946f, 0.005579074379056692f, 0.005433220416307449f, 0.00026036688359454274f, -0.0019681325647979975f, -0.0010974279139190912f, -9.010115172713995e-05f},
+        {0.0014567833859473467f, 0.0029247067868709564f, 0.0015666789840906858f, -0.0012979351449757814f, -0.0011521393898874521f, -5.321023127180524e-05f, 0.00036392887705005705f, 0.00016878325550351292f},
     };
     /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 8 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 6, max weighted error 1.99e-08; rows L, C0, ..., C6 */
     #define GX_F_TCR 3.1f

@@ -166,9 +166,12 @@ def table_lines(isa, n, deg, fold):
 # clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
 # tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
 CENTRAL = {"avx512": {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)},
-           "avx2": {"F": dict(R=3.2, deg=6), "T": dict(R=3.1, deg=6)}}
-# AVX2: one vpermps serves 8 intervals, K = 7.5/R (the last one whole); the tables end where the fit error
-# reaches the AVX-512 ones' (R = 3.2, degree 6: 3.2e-8), and x beyond R on either side takes the exp form
+           "avx2": {"F": dict(R=3.6, deg=7), "T": dict(R=3.1, deg=6)}}
+# AVX2: one vpermps serves 8 intervals, K = 7.5/R (the last one whole), and x beyond R on either side takes the
+# exp form (x - F needs F there), so R sets how many lanes of wide data take the slow path.  All 2^32 inputs:
+# forward R = 3.2, degree 6: 1.521 ulp (the exp tail's); 3.6, degree 7: 1.448 (3-8% faster at randn sigma = 3,
+# the same at sigma 1); 3.8: 1.727; 4.0: 2.154 (Horner's share of F).  Tanh form 3.1, degree 6: 1.598 (the
+# tail's); 3.2: 1.895; 3.4, degree 7: 1.780 (4-6% faster at sigma 3, 2-3% slower at sigma 1)
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
