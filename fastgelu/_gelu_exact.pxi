@@ -34,9 +34,10 @@
 #   u = a - L_i exact, C0 + u*(C1 + ...) with the coefficients picked per lane by vpermt2ps, degree 6
 #   (gradient: degree 7 was 6% slower for no lower maximum).  AVX2: 8 intervals (vpermps), so R = 3.6,
 #   degree 7 (tanh form: 3.1, degree 6), and lanes beyond R on either side take the exp form.  Each L_i
-#   is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian
-#   decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; the same R
-#   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
+#   is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's.
+#   R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share
+#   of F for float Horner; on AVX-512 the same R clamps x > R (F(R) is below half an ulp of R; for the
+#   gradient, a*phi(a) below half an ulp of 1).
 #   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x and results that are not finite) are
 #   listed per chunk of 64 vectors, branch-free (at sigma = 3 a third of the vectors list one: a branch
 #   would mispredict), then compressed into a queue that the exp form below computes a vector at a time,
