@@ -26,49 +26,54 @@
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
 # float32 kernels (AVX-512: 16 lanes; AVX2: 8), in float32 arithmetic.
-# The central form: AVX-512 forward and gradient, AVX2 forward; also the tanh form's forward
-# (_gelu_sigmoid.pxi).  With a = min(|x|, R):
-#   forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (R = 6; tanh form: F = a*sigma(-w(a)), R = 5.25)
-#   gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (R = 6.25)
+# The central form: the exact forward and gradient, and the tanh form's forward (_gelu_sigmoid.pxi).
+# With a = min(|x|, R):
+#   forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (AVX-512 R = 6; tanh form: F = a*sigma(-w(a)), R = 5.25)
+#   gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (AVX-512 R = 6.25)
 #   F and G straight from a table, no exp: 32 intervals i = round(a*K) (one FMA leaves i in the low bits),
 #   u = a - L_i exact, C0 + u*(C1 + ...) with the coefficients picked per lane by vpermt2ps, degree 6
 #   (gradient: degree 7 was 6% slower for no lower maximum).  AVX2: 8 intervals (vpermps), so R = 3.6,
-#   degree 7 (tanh form: 3.1, degree 6), and lanes beyond R on either side take the exp form.  Each L_i
-#   is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's.
-#   R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share
-#   of F for float Horner; on AVX-512 the same R clamps x > R (F(R) is below half an ulp of R; for the
-#   gradient, a*phi(a) below half an ulp of 1).
+#   degree 7 (gradient 4.0, degree 7: 4.2 reached 1.87 ulp, 4.5 failed; tanh form 3.1, degree 6), and
+#   lanes beyond R on either side take the tail.  Each L_i is a float at which F (G) is a float to ~1e-4
+#   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay
+#   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
+#   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
 #   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x and results that are not finite) are
 #   listed per chunk of 64 vectors, branch-free (at sigma = 3 a third of the vectors list one: a branch
-#   would mispredict), then compressed into a queue that the exp form below computes a vector at a time,
-#   the results scattered to place.  A lane's result depends on its x (and dy) alone, whatever path it
-#   takes.  Cost per vector: forward 19 vector operations, gradient 20.
-# The exp form (the AVX2 gradient for every input; the tail lanes of the central form), branch-free.  With
-# a = min(|x|, 14.99):
-#   forward   y = max(-0.0, x) - F,  F = a*Phi(-a) = exp(-a^2/2) T(a)
+#   would mispredict), then compressed into a queue computed a vector at a time by the tail below, the
+#   results scattered to place.  A lane's result depends on its x (and dy) alone, whatever path it takes.
+#   Cost per vector: forward 19 vector operations, gradient 20 (AVX-512).  A chunk computing its tail
+#   lanes in place instead (central and tail for every vector that has one) was slower at every spread
+#   (AVX2 U(-8, 8): forward 1.16 against 1.21-1.29 Gelem/s, gradient 0.76 against 0.80-0.85).
+# The tails, no table:
+#   forward   F = exp(-a^2/2) (C - r(a^2)), C = 1/sqrt(2 pi) rounded, r = C - a m(a)/sqrt(2 pi) (m: Mills'
+#     ratio) rational of degree (2, 3): r/C <= 0.08, so the roundings sit in the small part; 29 vector
+#     operations against the exp form's 40 (of them 10 permutes).  AVX2: 8-17% faster at randn sigma = 3
+#     and U(-8, 8) than through the exp form; its maximum 1.252 ulp (was 1.448).  The tanh form's: F = a T/(1 +
+#     T), T = exp(-w) < 2^-10, 1/(1 + T) = 1 - T (1 - T) to 2^-30, no division (_gelu_sigmoid.pxi).
+#   gradient  the exp form below.  A rational tail for G (C a - (C - r)/a) reached 1.92 ulp (1.76 with f
+#     carried exactly) and was no faster: the queue, not the tail, is most of a gradient tail lane's cost.
+# The exp form (the gradient's tail lanes), branch-free.  With a = min(|x|, 14.99):
 #   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
 #   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
-#     2^f - 1 = f*Q0 + f^2*P(f) with the leading product taken from fh and fl unrounded (AVX-512 forward:
-#     f rounded once, f*Q(f) by Horner).
-#   T and D on intervals of a picked by bits(a + 1) (N/4 per octave of a + 1), coefficients per lane by a
-#     permute: AVX-512 32 intervals (vpermt2ps), degree 5; AVX2 8 intervals (vpermps; two permutes and a
-#     blend per coefficient for 16 made it permute-bound), degree 7.  D = H + v and T = a*H + v,
-#     v = C0 + u*(C1 + ...), u = a - L exact, with a float lead H (D) or a*H (T; exact inside its FMA, and
-#     a/2 on the first interval, where T(0) = 0), so float rounding sits in the small part v;
-#     E*P = 2^mn (lead + (v + q*(lead + v))), scaled last (scalef; AVX2: 2^(mn+64), then 2^-64) so a
-#     subnormal result rounds once.
+#     2^f - 1 = f*Q0 + f^2*P(f) with the leading product taken from fh and fl unrounded.
+#   D on intervals of a picked by bits(a + 1) (N/4 per octave of a + 1), coefficients per lane by a
+#     permute: AVX-512 32 intervals (vpermt2ps), degree 5; AVX2 8 intervals (vpermps), degree 7.
+#     D = H + v, v = C0 + u*(C1 + ...), u = a - L exact, with a float lead H, so float rounding sits in
+#     the small part v; E*D = 2^mn (H + (v + q*(H + v))), scaled last (scalef; AVX2: 2^(mn+64), then
+#     2^-64) so a subnormal result rounds once.
 #   Inputs with |x| <= 2^-30 (zeros, subnormals): forward x/2 correctly rounded by integer arithmetic
 #     (gx_f_tiny; a vector of them alone skips the rest), gradient 1/2, its value at 2^-30, where it is
 #     evaluated.  A subnormal product or (AVX2) sum takes a ~100-cycle microcode assist: the main paths
 #     have none, but for forward inputs 0 < |x| < ~1e-19 beside normal ones in a vector.
 #   Gradients: a vector with lanes a large dy could make wrong (x beyond the clamp, where G dy only
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
-#     (gx_f_grad_double, GX_F_GRAD_LOOP), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too.
+#     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.317 ulp (AVX-512, at x = -5.895101 in the
-# central form; the exp form's tail 1.293) / 1.448 (AVX2, the tail's), gradient 1.524 / 1.759.  Speed in
-# cache, 1 thread, Xeon Sapphire Rapids: AVX-512 forward 3.9-4.4 Gelem/s at randn sigma = 1, 3.1-3.6 at
-# sigma = 3 (the exp form: 36 vector operations per vector, 2.6-2.8 at either); AVX2 forward 2.8 and 1.5
-# (its exp form 1.4-1.6 at either); the double central polynomial before them ran 2.4 and 0.9.
+# central form) / 1.252 (AVX2, at -3.662468, the tail's), gradient 1.524 / 1.485.  The AVX2 loops are
+# bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
+# vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
+# another port): the central forward has ~14, the tail ~28.
 # Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
 
 from libc.math cimport fabs, INFINITY
@@ -411,22 +416,20 @@ cdef extern from *:
     #define GX_F_Q3 0.009618505835533142f
     #define GX_F_Q4 0.0013390813255682588f
     #define GX_F_Q5 0.00015326475840993226f
+    /* the forwards' tail: a*Phi(-a) = exp(-a^2/2) (C - r(a^2)), r = N/D of degree (2, 3) for a in [3.5, 15.0], max error 3.60e-09 relative to C - r */
+    #define GX_F_RC 0.3989422917366028f
+    #define GX_F_RN0 0.2366221845149994f
+    #define GX_F_RN1 0.09787026047706604f
+    #define GX_F_RN2 0.006407054606825113f
+    #define GX_F_RD1 1.2319085597991943f
+    #define GX_F_RD2 0.2935218811035156f
+    #define GX_F_RD3 0.016059938818216324f
     #if defined(__AVX512F__)
     /* AVX-512: 32 intervals, index (bits(a + 1) >> 20) & 31; u = a - L; degree 5 */
     #define GX_F_N 32
     #define GX_F_SHIFT 20
     #define GX_F_DEG 5
     static const float GX_F_L[32] __attribute__((aligned(64))) = {1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.25f, 2.5f, 2.75f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f, 6.0f, 6.5f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 0.0f, 0.125f, 0.25f, 0.375f, 0.5f, 0.625f, 0.75f, 0.875f};
-    /* T = a*H + (C0 + u*(C1 + ...)) (forward), max weighted error 3.29e-09; rows H, C0, ..., C5 */
-    static const float GX_F_T[7][32] __attribute__((aligned(64))) = {
-        {0.2444572001695633f, 0.21713505685329437f, 0.19471581280231476f, 0.1760958433151245f, 0.1604519635438919f, 0.1471673995256424f, 0.13577549159526825f, 0.12591910362243652f, 0.11334612965583801f, 0.09998007118701935f, 0.08932443708181381f, 0.08065386116504669f, 0.07347439974546432f, 0.06744004786014557f, 0.062302205711603165f, 0.05787822604179382f, 0.05228229612112045f, 0.046304065734148026f, 0.041539765894412994f, 0.037656672298908234f, 0.03443264216184616f, 0.03171397000551224f, 0.029391061514616013f, 0.02738374099135399f, 0.5f, 0.4272858202457428f, 0.3933754861354828f, 0.36246979236602783f, 0.3350284695625305f, 0.3107432425022125f, 0.28921452164649963f, 0.2700680196285248f},
-        {0.01712108962237835f, 0.017031578347086906f, 0.01659727655351162f, 0.015987681224942207f, 0.015300066210329533f, 0.014590198174118996f, 0.013889584690332413f, 0.013215465471148491f, 0.02450343407690525f, 0.02227775752544403f, 0.020344777032732964f, 0.01867283694446087f, 0.01722446270287037f, 0.015964476391673088f, 0.014862557873129845f, 0.013893309980630875f, 0.025278177112340927f, 0.022547675296664238f, 0.020330993458628654f, 0.01849995367228985f, 0.016964402049779892f, 0.01565963216125965f, 0.014538140967488289f, 0.013564353808760643f, 0.0f, 0.0033134252298623323f, 0.005164154339581728f, 0.0064254882745444775f, 0.007295182440429926f, 0.007883078418672085f, 0.008263454772531986f, 0.008489730767905712f},
-        {-0.12024295330047607f, -0.12448962032794952f, -0.12434209138154984f, -0.12174121290445328f, -0.11782653629779816f, -0.11327267438173294f, -0.10847905278205872f, -0.10367985814809799f, -0.09503353387117386f, -0.08720479905605316f, -0.08011268824338913f, -0.07382206618785858f, -0.06828390061855316f, -0.06341343373060226f, -0.05912129208445549f, -0.05532512441277504f, -0.05020418018102646f, -0.04487685114145279f, -0.040519651025533676f, -0.03690342605113983f, -0.033861253410577774f, -0.0312705934047699f, -0.02904031239449978f, -0.02710161730647087f, 0.0f, -0.016269877552986145f, -0.053201958537101746f, -0.07908685505390167f, -0.09747607260942459f, -0.1104150041937828f, -0.11930801719427109f, -0.12517261505126953f},
-        {-0.07525338977575302f, -0.052587512880563736f, -0.03748984634876251f, -0.02722645178437233f, -0.020112115889787674f, -0.0150928795337677f, -0.011493322439491749f, -0.008869710378348827f, -0.006930581759661436f, -0.004376815631985664f, -0.0028760151471942663f, -0.0019550244323909283f, -0.0013695356901735067f, -0.000984251033514738f, -0.0007233238429762423f, -0.000542612571734935f, -0.00041431383579038084f, -0.00025275538791902363f, -0.0001624089345568791f, -0.00010875615407712758f, -7.546183769591153e-05f, -5.398131179390475e-05f, -3.9522470615338534e-05f, -2.9601149435620755e-05f, -0.39894187450408936f, -0.31652820110321045f, -0.2529119849205017f, -0.203455850481987f, -0.16474471986293793f, -0.1342417150735855f, -0.11005286872386932f, -0.09075121581554413f},
-        {0.03696051985025406f, 0.024392323568463326f, 0.016421634703874588f, 0.011291603557765484f, 0.007891956716775894f, 0.005610290914773941f, 0.004068673588335514f, 0.0029795351438224316f, 0.0022169461008161306f, 0.001274947659112513f, 0.0007698247209191322f, 0.0004792776599060744f, 0.00031346551259048283f, 0.00020942486298736185f, 0.00014148851914796978f, 0.00010005937656387687f, 7.209005707409233e-05f, 3.883311364916153e-05f, 2.2591253582504578e-05f, 1.3499083252099808e-05f, 8.55832240631571e-06f, 5.8058872127730865e-06f, 3.7457725738931913e-06f, 2.557341986175743e-06f, 0.24996834993362427f, 0.19226662814617157f, 0.1489867866039276f, 0.11624013632535934f, 0.0913129523396492f, 0.07218398153781891f, 0.05743495002388954f, 0.04597816616296768f},
-        {-0.015376158058643341f, -0.009728862904012203f, -0.00618350924924016f, -0.004087306559085846f, -0.002670916961506009f, -0.001764422981068492f, -0.0012711732415482402f, -0.0008499097893945873f, -0.000611365307122469f, -0.0003189712588209659f, -0.00018253311282023787f, -9.794112702365965e-05f, -6.622914952458814e-05f, -4.149686355958693e-05f, -2.0845765902777202e-05f, -1.547877400298603e-05f, -1.1171307960466947e-05f, -4.9205796130991075e-06f, -2.7002952265320346e-06f, -1.131838075707492e-06f, -6.157644634185999e-07f, -5.806854233014747e-07f, -9.228536157479539e-08f, 3.5573084034012936e-08f, -0.13220921158790588f, -0.09864414483308792f, -0.07451783120632172f, -0.05655533820390701f, -0.04331543296575546f, -0.03324843943119049f, -0.025798264890909195f, -0.020148176699876785f},
-        {0.004544882103800774f, 0.002898284699767828f, 0.0017018524231389165f, 0.0011437215143814683f, 0.0006409254856407642f, 0.00032906822161749005f, 0.00030966594931669533f, 0.00013596581993624568f, 0.00011594883835641667f, 5.2883289754390717e-05f, 3.19111677526962e-05f, 1.0176834621233866e-05f, 1.1782056390075013e-05f, 7.172543064370984e-06f, -7.004949225120072e-07f, 1.0284435347784893e-06f, 1.2311752470850479e-06f, 3.1312896453528083e-07f, 1.9370033044197044e-07f, -6.841739264018543e-08f, -6.362904514389811e-08f, 4.832142508348625e-08f, -9.308062232094017e-08f, -1.0505183212217162e-07f, 0.05498238652944565f, 0.039175622165203094f, 0.029370572417974472f, 0.021729305386543274f, 0.016508806496858597f, 0.012153834104537964f, 0.009356311522424221f, 0.007282886188477278f},
-    };
     /* D = H + (C0 + u*(C1 + ...)) (gradient), max weighted error 3.12e-10; rows H, C0, ..., C5 */
     static const float GX_F_D[7][32] __attribute__((aligned(64))) = {
         {-0.1373639851808548f, -0.2679175138473511f, -0.39263275265693665f, -0.5129173398017883f, -0.6297825574874878f, -0.7439681887626648f, -0.8560243248939514f, -0.9663664698600769f, -1.075312852859497f, -1.2899527549743652f, -1.5013582706451416f, -1.7104365825653076f, -1.917791724205017f, -2.1238393783569336f, -2.328873872756958f, -2.5331084728240967f, -2.736701488494873f, -3.1424143314361572f, -3.546679735183716f, -3.949913501739502f, -4.352386474609375f, -4.754283905029297f, -5.155734539031982f, -5.5568318367004395f, 0.5f, 0.40392544865608215f, 0.31429654359817505f, 0.2300010770559311f, 0.1501476913690567f, 0.0740172415971756f, 0.001025752048008144f, -0.06930392235517502f},
@@ -485,18 +488,6 @@ cdef extern from *:
     #define GX_F_SHIFT 22
     #define GX_F_DEG 7
     static const float GX_F_L[8] __attribute__((aligned(64))) = {1.0f, 2.0f, 3.0f, 5.0f, 7.0f, 11.0f, 0.0f, 0.5f};
-    /* T = a*H + (C0 + u*(C1 + ...)) (forward), max weighted error 1.62e-08; rows H, C0, ..., C7 */
-    static const float GX_F_T[9][8] __attribute__((aligned(64))) = {
-        {0.19926077127456665f, 0.14014917612075806f, 0.09364229440689087f, 0.06465423852205276f, 0.04372100904583931f, 0.03049677424132824f, 0.5f, 0.29092514514923096f},
-        {0.06231752410531044f, 0.055905651301145554f, 0.08361496776342392f, 0.06132533401250839f, 0.08520731329917908f, 0.060259267687797546f, 0.0f, 0.02934684418141842f},
-        {-0.07504670321941376f, -0.0975237563252449f, -0.07532986253499985f, -0.05946372076869011f, -0.041642893105745316f, -0.029925325885415077f, 0.0f, -0.05337275192141533f},
-        {-0.07525184005498886f, -0.020112426951527596f, -0.006929229479283094f, -0.0013693997170776129f, -0.00041405679075978696f, -7.547304994659498e-05f, -0.3989419937133789f, -0.16474299132823944f},
-        {0.03697842359542847f, 0.00790061242878437f, 0.0022151689045131207f, 0.0003126730734948069f, 7.163731788750738e-05f, 8.692933079146314e-06f, 0.24998876452445984f, 0.09128595888614655f},
-        {-0.015645230188965797f, -0.002736122580245137f, -0.0006208913982845843f, -6.482997559942305e-05f, -1.0969743925670628e-05f, -8.539104783267248e-07f, -0.13283346593379974f, -0.04325510188937187f},
-        {0.0056507945992052555f, 0.000835490704048425f, 0.00014564732555299997f, 1.2000258720945567e-05f, 1.3797330211673398e-06f, 5.3950572009853204e-08f, 0.06160036474466324f, 0.017568036913871765f},
-        {-0.0015505559276789427f, -0.00020323156786616892f, -2.448987652314827e-05f, -1.7395694840161013e-06f, -1.1966876911628788e-07f, 4.279865906120506e-10f, -0.02374396286904812f, -0.00537882698699832f},
-        {0.0002300490450579673f, 2.8099959308747202e-05f, 2.0803111056011403e-06f, 1.3776003982002294e-07f, 5.043601980503354e-09f, -2.69803263064361e-10f, 0.005683293100446463f, 0.0007894312730059028f},
-    };
     /* D = H + (C0 + u*(C1 + ...)) (gradient), max weighted error 1.61e-09; rows H, C0, ..., C7 */
     static const float GX_F_D[9][8] __attribute__((aligned(64))) = {
         {-0.1373639851808548f, -0.6297825574874878f, -1.075312852859497f, -1.9177920818328857f, -2.7367024421691895f, -4.352390289306641f, 0.5f, 0.1501476913690567f},
@@ -523,6 +514,21 @@ cdef extern from *:
         {0.00014038935478311032f, -0.022045796737074852f, -0.017544645816087723f, 0.0008695431752130389f, 0.00903844740241766f, 0.005458136089146137f, 0.0006718260119669139f, -0.0008394927717745304f},
         {-0.010630750097334385f, -0.0034728862810879946f, 0.005579074379056692f, 0.005433220416307449f, 0.00026036688359454274f, -0.0019681325647979975f, -0.0010974279139190912f, -9.010115172713995e-05f},
         {0.0014567833859473467f, 0.0029247067868709564f, 0.0015666789840906858f, -0.0012979351449757814f, -0.0011521393898874521f, -5.321023127180524e-05f, 0.00036392887705005705f, 0.00016878325550351292f},
+    };
+    /* Phi(-a) - a*phi(a) (gradient) for a <= R: 8 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 1.84e-08; rows L, C0, ..., C7 */
+    #define GX_F_GR 4.0f
+    #define GX_F_GK 1.874750018119812f
+    #define GX_F_GDEG 7
+    static const float GX_F_G[9][8] __attribute__((aligned(64))) = {
+        {0.0f, 0.5335659980773926f, 1.0668753385543823f, 1.6005992889404297f, 2.1329562664031982f, 2.6674745082855225f, 3.2004170417785645f, 3.73343563079834f},
+        {0.5f, 0.11220124363899231f, -0.09789977967739105f, -0.12263677269220352f, -0.07103021442890167f, -0.026511892676353455f, -0.006933755706995726f, -0.0013061210047453642f},
+        {-0.7978845834732056f, -0.5935150980949402f, -0.19460007548332214f, 0.06226867437362671f, 0.10458119213581085f, 0.05816979333758354f, 0.019625041633844376f, 0.004478632938116789f},
+        {1.6250195358225028e-06f, 0.3429592549800873f, 0.34472084045410156f, 0.12753614783287048f, -0.02403918281197548f, -0.0472501739859581f, -0.02378425933420658f, -0.0069597759284079075f},
+        {0.26592251658439636f, 0.12042241543531418f, -0.1005614697933197f, -0.13611702620983124f, -0.04887240007519722f, 0.009137274697422981f, 0.014766962267458439f, 0.006296973209828138f},
+        {0.00043271019239909947f, -0.1149824783205986f, -0.06800886988639832f, 0.026725655421614647f, 0.041365064680576324f, 0.012187347747385502f, -0.0032519076485186815f, -0.0034411351662129164f},
+        {-0.06228356808423996f, -0.013684541918337345f, 0.03910963609814644f, 0.022582076489925385f, -0.007854686118662357f, -0.009938444010913372f, -0.001975549850612879f, 0.0009126942022703588f},
+        {0.006845795549452305f, 0.02241411991417408f, 0.0054144482128322124f, -0.01134030893445015f, -0.005111662670969963f, 0.0022537035401910543f, 0.0018535665003582835f, 0.00017482404655311257f},
+        {0.001840854063630104f, 0.00018740168889053166f, -0.0068747978657484055f, -0.0008517404785379767f, 0.002886408707126975f, 0.0006853349041193724f, -0.0005667533841915429f, -0.00024542142637073994f},
     };
     /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 8 intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 6, max weighted error 1.99e-08; rows L, C0, ..., C6 */
     #define GX_F_TCR 3.1f
@@ -561,6 +567,7 @@ cdef extern from *:
     #define GX_F_MUL _mm512_mul_ps
     #define GX_F_ADD _mm512_add_ps
     #define GX_F_SUB _mm512_sub_ps
+    #define GX_F_DIV _mm512_div_ps
     #define GX_F_MAX _mm512_max_ps
     #define GX_F_MIN _mm512_min_ps
     #define GX_F_ABS _mm512_abs_ps
@@ -582,6 +589,7 @@ cdef extern from *:
     #define GX_F_MUL _mm256_mul_ps
     #define GX_F_ADD _mm256_add_ps
     #define GX_F_SUB _mm256_sub_ps
+    #define GX_F_DIV _mm256_div_ps
     #define GX_F_MAX _mm256_max_ps
     #define GX_F_MIN _mm256_min_ps
     #define GX_F_ABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)
@@ -620,16 +628,13 @@ cdef extern from *:
     }
 
     /* 2^f = 1 + f*Q(f), Q = Q0 + f*Q1(f): Q1 here (Horner: Estrin's shorter chains measured no faster, the
-       loops are bound by operations), and q = 2^f - 1 from f rounded, or from f = fh + fl with the leading
-       product Q0*f taken from fh and fl unrounded */
+       loops are bound by operations), and q = 2^f - 1 from f = fh + fl with the leading product Q0*f taken
+       from fh and fl unrounded */
     static inline __attribute__((always_inline)) gx_fv gx_f_Q1(gx_fv f) {
         gx_fv p = GX_F_FMA(GX_F_SET1(GX_F_Q5), f, GX_F_SET1(GX_F_Q4));
         p = GX_F_FMA(p, f, GX_F_SET1(GX_F_Q3));
         p = GX_F_FMA(p, f, GX_F_SET1(GX_F_Q2));
         return GX_F_FMA(p, f, GX_F_SET1(GX_F_Q1));
-    }
-    static inline __attribute__((always_inline)) gx_fv gx_f_q_rounded(gx_fv f) {
-        return GX_F_MUL(f, GX_F_FMA(gx_f_Q1(f), f, GX_F_SET1(GX_F_Q0)));
     }
     static inline __attribute__((always_inline)) gx_fv gx_f_q_pair(gx_fv fh, gx_fv fl) {
         const gx_fv q0 = GX_F_SET1(GX_F_Q0);
@@ -637,11 +642,11 @@ cdef extern from *:
         return GX_F_FMA(fh, q0, GX_F_FMA(GX_F_MUL(f, f), gx_f_Q1(f), GX_F_MUL(fl, q0)));
     }
 
-    /* exp(-a^2/2) * P(a), P one of the fitted tables tab (GX_F_T: forward, GX_F_D: gradient): a = min(|x|,
-       AMAX) (NaN stays), evaluated at ac (a, or max(TINY, a)).  fwd: P's lead is a*H (T), else H (D) */
-    static inline __attribute__((always_inline)) gx_fv gx_f_expP(gx_fv a, gx_fv ac, const float (*tab)[GX_F_N],
-                                                                 const int fwd, const int normal,
+    /* G = exp(-a^2/2) D(a) (the gradient's exp form, table GX_F_D): a = min(|x|, AMAX) (NaN stays), evaluated at
+       ac = max(TINY, a) */
+    static inline __attribute__((always_inline)) gx_fv gx_f_expD(gx_fv a, gx_fv ac, const int normal,
                                                                  gx_fv dy, gx_fv* Fdy) {
+        const float (*tab)[GX_F_N] = GX_F_D;
         const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC);
         /* the index needs no lower clamp (a + 1 = 1 for tiny a) */
     #if defined(__AVX512F__)
@@ -660,25 +665,18 @@ cdef extern from *:
         gx_fv mn = GX_F_SUB(b, magic);
         gx_fv fh = GX_F_FMS(s, kh, mn);
         /* q = 2^f - 1 */
-        gx_fv q;
     #if defined(__AVX512F__)
-        if (fwd)            /* f rounded once: 3 operations less than below, for ~0.2 ulp (max 1.55 -> 1.75);
-                               AVX2, whose wider intervals leave a larger fit error, reached 1.998 ulp so */
-            q = gx_f_q_rounded(GX_F_FMA(sl, kh, fh));
-        else
-            q = gx_f_q_pair(fh, GX_F_MUL(sl, kh));
+        gx_fv q = gx_f_q_pair(fh, GX_F_MUL(sl, kh));
     #else
-        q = gx_f_q_pair(fh, GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL))));
+        gx_fv q = gx_f_q_pair(fh, GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL))));
     #endif
-        /* P(a) = lead + v, v = C0 + u*(C1 + ...) */
+        /* D(a) = H + v, v = C0 + u*(C1 + ...) */
         gx_fv v = GX_F_TAB(tab[GX_F_DEG + 1]);
         for (int k = GX_F_DEG; k >= 1; k--)
             v = GX_F_FMA(v, u, GX_F_TAB(tab[k]));
         gx_fv H = GX_F_TAB(tab[0]);
-        /* E*P = 2^mn (1 + q)(lead + v) = 2^mn (lead + (v + q*P)): the roundings sit in the small part; the
-           forward's lead a*H is exact inside its FMAs */
-        gx_fv S = fwd ? GX_F_FMA(ac, H, GX_F_FMA(q, GX_F_FMA(ac, H, v), v))
-                      : GX_F_ADD(H, GX_F_FMA(q, GX_F_ADD(H, v), v));
+        /* E*D = 2^mn (1 + q)(H + v) = 2^mn (H + (v + q*D)): the roundings sit in the small part */
+        gx_fv S = GX_F_ADD(H, GX_F_FMA(q, GX_F_ADD(H, v), v));
         /* times 2^mn, exact while normal, a subnormal rounded once (a*Phi(-a) is subnormal for a in ~[13.2,
            14.2]).  Fdy (if asked for) = F*dy with dy applied before the scaling: a subnormal F times a large dy
            would carry the subnormal's absolute rounding error into a normal result */
@@ -720,42 +718,33 @@ cdef extern from *:
     #endif
     }
 
-    /* GELU(x) = max(-0, x) - a*Phi(-a), a*Phi(-a) = exp(-a^2/2) T(a).  Lanes with |x| <= TINY take gx_f_tiny
-       (x/2 is right at TINY too): a vector of them alone skips the rest (data iterated in place sinks to zeros
-       and subnormals), and a mixed one keeps subnormals out of the last subtraction (AVX2 takes a microcode
-       assist there: 8x slower) */
-    static inline __attribute__((always_inline)) gx_fv gx_f_gelu(gx_fv x) {
-        gx_fv a = gx_f_absmin(x);
-    #if !defined(__AVX512F__)
-        gx_fv sp = _mm256_or_ps(_mm256_cmp_ps(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ),
-                                _mm256_cmp_ps(a, GX_F_SET1(GX_F_BIG), _CMP_NLE_UQ));
-        if (__builtin_expect(_mm256_testz_ps(sp, sp), 1))
-            return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), gx_f_expP(a, a, GX_F_T, 1, 1, x, NULL));
-    #endif
-    #if defined(__AVX512F__)
-        __mmask16 tiny = _mm512_cmp_ps_mask(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
-        if (__builtin_expect(tiny == 0xffff, 0))
-            return gx_f_tiny(x);
-    #else
-        gx_fv tinyv = _mm256_cmp_ps(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
-        int tiny = _mm256_movemask_ps(tinyv);
-        if (__builtin_expect(tiny == 0xff, 0))
-            return gx_f_tiny(x);
-    #endif
-        /* |x| unclamped below: the tiny lanes' results are replaced, and a subnormal product (an assist) only
-           occurs for 0 < |x| < ~1e-19 beside normal inputs in one vector; the clamp cost 2-3% */
-        gx_fv F = gx_f_expP(a, a, GX_F_T, 1, 0, x, NULL);
-        /* x - F for x >= +0, -F for x < 0 (x = -0.0: -0.0), one rounding: max(-0.0, x) is x for x >= +0 and
-           NaN, -0.0 for x < 0 and x = -0.0 (maxps returns its second operand when both are zeros) */
+    /* GELU(x) for |x| >= R (x NaN: NaN; the tail lanes) without a table: a*Phi(-a) = exp(-a^2/2) (C - r), with
+       C = 1/sqrt(2 pi) rounded and r = C - a m(a)/sqrt(2 pi) (m: Mills' ratio) rational in s = a^2.  r/C <= 0.08,
+       so C + (q (C - r) - r) keeps the roundings in the small part (exp as gx_f_expD), and x - F (x >= 0) or -F
+       is one rounding: AVX2's in the FMA that also takes the subnormal's scaling.  29 vector operations, no
+       permute (the exp form's 40 held 10) */
+    static inline __attribute__((always_inline)) gx_fv gx_f_gelu_tail(gx_fv x) {
+        const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC), c = GX_F_SET1(GX_F_RC);
+        gx_fv a = GX_F_MIN(GX_F_SET1(GX_F_AMAX), GX_F_ABS(x));
+        gx_fv s = GX_F_MUL(a, a);
+        gx_fv sl = GX_F_FMS(a, a, s);
+        gx_fv b = GX_F_FMA(s, kh, magic);
+        gx_fv mn = GX_F_SUB(b, magic);
+        gx_fv fh = GX_F_FMS(s, kh, mn);
+        gx_fv q = gx_f_q_pair(fh, GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL))));
+        gx_fv num = GX_F_FMA(GX_F_FMA(GX_F_SET1(GX_F_RN2), s, GX_F_SET1(GX_F_RN1)), s, GX_F_SET1(GX_F_RN0));
+        gx_fv den = GX_F_FMA(GX_F_FMA(GX_F_FMA(GX_F_SET1(GX_F_RD3), s, GX_F_SET1(GX_F_RD2)), s,
+                                      GX_F_SET1(GX_F_RD1)), s, GX_F_SET1(1.0f));
+        gx_fv r = GX_F_DIV(num, den);
+        gx_fv S = GX_F_ADD(c, GX_F_FMS(q, GX_F_SUB(c, r), r));
         gx_fv xp = GX_F_MAX(GX_F_SET1(-0.0f), x);
-        if (__builtin_expect(tiny != 0, 0)) {
     #if defined(__AVX512F__)
-            return _mm512_mask_mov_ps(GX_F_SUB(_mm512_maskz_mov_ps(~tiny, xp), F), tiny, gx_f_tiny(x));
+        return GX_F_SUB(xp, _mm512_scalef_ps(S, mn));
     #else
-            return _mm256_blendv_ps(GX_F_SUB(_mm256_andnot_ps(tinyv, xp), F), gx_f_tiny(x), tinyv);
+        gx_fv sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
+            _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));     /* 2^(mn + 64): S sc is normal, exact */
+        return GX_F_FMA(GX_F_MUL(S, sc), GX_F_SET1(-0x1p-64f), xp);
     #endif
-        }
-        return GX_F_SUB(xp, F);
     }
 
     /* dy * GELU'(x), GELU' = 1 - G for x >= 0 and G for x < 0, G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a).
@@ -764,15 +753,15 @@ cdef extern from *:
         gx_fv a = gx_f_absmin(x);
         gx_fv Gdy, G, ac = GX_F_MAX(GX_F_SET1(GX_F_TINY), a);
     #if defined(__AVX512F__)
-        G = gx_f_expP(a, ac, GX_F_D, 0, 0, dy, &Gdy);
+        G = gx_f_expD(a, ac, 0, dy, &Gdy);
         gx_fv yp = GX_F_FNMA(G, dy, dy);                          /* dy - G*dy, one rounding */
         return _mm512_mask_mov_ps(yp, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), Gdy);
     #else
         gx_fv big = _mm256_cmp_ps(a, GX_F_SET1(GX_F_BIG), _CMP_NLE_UQ);
         if (__builtin_expect(_mm256_testz_ps(big, big), 1))
-            G = gx_f_expP(a, ac, GX_F_D, 0, 1, dy, &Gdy);
+            G = gx_f_expD(a, ac, 1, dy, &Gdy);
         else
-            G = gx_f_expP(a, ac, GX_F_D, 0, 0, dy, &Gdy);
+            G = gx_f_expD(a, ac, 0, dy, &Gdy);
         gx_fv yp = GX_F_FNMA(G, dy, dy);
         return _mm256_blendv_ps(yp, Gdy, x);                      /* by the sign bit: -0.0 gives 1/2 either way */
     #endif
@@ -884,10 +873,8 @@ cdef extern from *:
         }
 
     /* The central form (see the header): F, G and the tanh form's F from the GX_F_C, GX_F_G and GX_F_TC
-       tables, no exp.  AVX-512: all three, 19-20 vector operations per vector against the exp form's 36-43;
-       the lanes beyond (x < -R) go through a queue (gx_f_tailq) to the exp kernels: randn sigma = 3 puts 2.3%
-       of the lanes there (exact forward), x ~ U(-8, 8) 12.5%.  AVX2: the exact forward, 8 intervals to R =
-       3.2, and both tails (|x| > R: x - F needs F there) through the queue. */
+       tables, no exp; the lanes beyond through a queue (gx_f_tailq) to the tails.  randn sigma = 3 puts 2.3% of
+       the lanes there on AVX-512 (exact forward: x < -6), 23% on AVX2 (|x| > 3.6); x ~ U(-8, 8) 12.5% and 55% */
     #if defined(__AVX512F__)
     typedef __mmask16 gx_fm;                 /* a lane mask as bits */
     #define GX_F_CN 32                       /* intervals per central table */
@@ -950,17 +937,20 @@ cdef extern from *:
             y = GX_F_SELECT(tiny, gx_f_tiny(x), y);
         return y;
     }
-    /* the tanh and sigmoid forms' exp kernel (_gelu_sigmoid.pxi), for the tanh form's tail lanes */
-    static inline gx_fv gs_f_xsig(gx_fv x, const int th);
+    /* the tanh form's tail (_gelu_sigmoid.pxi) */
+    static inline gx_fv gs_f_tanh_tail(gx_fv x);
 
-    #if defined(__AVX512F__)
-    /* dy GELU'(x) for x >= -GR (x NaN: finite, but a suspect lane) */
+    /* dy GELU'(x) for x >= -GR (AVX2: |x| <= GR; x NaN: a suspect lane) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad_c(gx_fv x, gx_fv dy) {
+    #if defined(__AVX512F__)
         gx_fv G = gx_f_central(_mm512_range_ps(x, GX_F_SET1(GX_F_GR), 10), GX_F_G, GX_F_GK, GX_F_GDEG);
         return _mm512_mask_mul_ps(GX_F_FNMA(G, dy, dy), _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ),
                                   G, dy);
-    }
+    #else
+        gx_fv G = gx_f_central(GX_F_MIN(GX_F_SET1(GX_F_GR), GX_F_ABS(x)), GX_F_G, GX_F_GK, GX_F_GDEG);
+        return _mm256_blendv_ps(GX_F_FNMA(G, dy, dy), GX_F_MUL(G, dy), x);   /* by the sign bit: -0.0 the same */
     #endif
+    }
 
     #define GX_F_LIST 64                /* vectors per chunk */
     #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
@@ -997,7 +987,7 @@ cdef extern from *:
     /* the exp form for the tail lanes m of a vector: the forward, or the gradient with its double fix-ups */
     static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, gx_fm m, const int kind) {
         if (kind != GX_F_EXACT_GRAD)
-            return kind == GX_F_TANH ? gs_f_xsig(x, 1) : gx_f_gelu(x);
+            return kind == GX_F_TANH ? gs_f_tanh_tail(x) : gx_f_gelu_tail(x);
         gx_fv r = gx_f_gelu_grad(x, dy);
         unsigned int s = gx_f_suspect(x, r, GX_F_AMAX) & m;
         if (s) {
@@ -1042,15 +1032,19 @@ cdef extern from *:
        also x NaN and results that are not finite) */
     static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m,
                                                                       const int kind) {
-    #if defined(__AVX512F__)
         if (kind == GX_F_EXACT_GRAD) {
             gx_fv y = gx_f_gelu_grad_c(x, dy);
+    #if defined(__AVX512F__)
             *m = (gx_fm)gx_f_suspect(x, y, GX_F_GR);
+    #else       /* as gx_f_suspect, for x on both sides */
+            *m = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
+                                                         GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
+    #endif
             return y;
         }
+    #if defined(__AVX512F__)
         *m = _mm512_cmp_ps_mask(x, GX_F_SET1(kind == GX_F_TANH ? -GX_F_TCR : -GX_F_CR), _CMP_LT_OQ);
     #else
-        (void)dy;
         *m = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(kind == GX_F_TANH ? GX_F_TCR : GX_F_CR),
                                                      _CMP_GT_OQ));
     #endif
@@ -1116,17 +1110,9 @@ cdef extern from *:
         const float* dy = NULL;
         GX_F_CENTRAL_BLOCK(GX_F_EXACT, x, dy, y, n)
     }
-    #if defined(__AVX512F__)
     static void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
         GX_F_CENTRAL_BLOCK(GX_F_EXACT_GRAD, x, dy, y, n)
     }
-    #else
-    /* y[i] = dy[i] * gelu'(x[i]); y == x or y == dy allowed */
-    #define gx_f_gelu_grad_k(x, dy, kind) gx_f_gelu_grad(x, dy)
-    static void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-        GX_F_GRAD_LOOP(gx_f_gelu_grad_k, 0, GX_F_AMAX)
-    }
-    #endif
     #else
     #define GX_F32_SIMD 0
     static void gx_f_gelu_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }

@@ -298,6 +298,21 @@ cdef extern from *:
         return GS_F_SEL(pos, yp, GX_F_FMA(qd, sc, GX_F_MUL(t, sc)));
     }
 
+    /* the tanh form for |x| >= R (AVX2's tail lanes): F = a T/(1 + T) with T = exp(-w) <= 2^-10 there, so
+       1/(1 + T) = 1 - T (1 - T) to 2^-30: no division.  a Tp = nh + nl exactly, F = nh + (nl - nh T (1 - T))
+       rounded once (a rounded 1 - T (1 - T) cost 0.3 ulp) */
+    static inline gx_fv gs_f_tanh_tail(gx_fv x) {
+        const gx_fv one = GX_F_SET1(1.0f);
+        gx_fv a = GX_F_MIN(GX_F_SET1(21.0f), GX_F_ABS(x));
+        gx_fv zh, zl, s, sl, T;
+        gs_f_z(a, 1, &zh, &zl, &s, &sl);
+        gx_fv Tp = gs_f_exp2(zh, zl, &T);
+        gx_fv nh = GX_F_MUL(a, Tp);
+        gx_fv e = GX_F_FNMA(nh, GX_F_MUL(T, GX_F_SUB(one, T)), GX_F_FMS(a, Tp, nh));
+        gx_fv F = GX_F_MUL(GX_F_ADD(nh, e), GX_F_SET1(GS_F_ISC));
+        return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
+    }
+
     #define GS_F_XFAR_TANH 11.25f     /* z(11.25) < Z_MAX < z(11.43): beyond, gradients with |dy| > 1 are fixed up */
     #define GS_F_XFAR_SIG 72.0f       /* z(72) < Z_MAX < z(73.3) */
     static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its central form: _gelu_exact.pxi */

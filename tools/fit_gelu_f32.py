@@ -1,22 +1,21 @@
 #!/usr/bin/env python3
 """Coefficients of the float32-arithmetic exact GELU kernels (fastgelu/_gelu_exact.pxi, "float32 kernels").
 
-With a = |x|:  a*Phi(-a) = exp(-a^2/2) T(a)  (forward; T(0) = 0, T'(0) = 1/2, T -> 1/sqrt(2 pi)) and
-Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)  (gradient; D(0) = 1/2, D ~ -a/sqrt(2 pi)).  The kernels evaluate
-T and D piecewise on intervals of a chosen by the bits of a + 1 (one table per ISA: as many intervals as
-one permute serves), with u = a - L (exact) and a float lead that the float Horner errors cannot touch:
+With a = |x|, the forwards are max(-0, x) - F with F = a*Phi(-a) (exact form) or a*sigma(-w(a)) (tanh form):
+- central tables (below): F on 32 (AVX-512) or 8 (AVX2) intervals up to R, no exp;
+- beyond R, the tail: F = exp(-a^2/2) (C - r(a^2)) with r rational (tail_lines), no table.
+The gradient Phi(-a) - a*phi(a) = exp(-a^2/2) D(a) has an exp form (all of AVX2's gradient, AVX-512's tail)
+with D piecewise on intervals of a chosen by the bits of a + 1 (one table per ISA: as many intervals as one
+permute serves), with u = a - L (exact) and a float lead that the float Horner errors cannot touch:
   D = H + (C0 + u*(C1 + ...)),    H = D(L) rounded to float, C0 its small remainder;
-  T = a*H + (C0 + u*(C1 + ...)),  H = 1/2 on the first interval (T = a/2 - ...), elsewhere the float nearest
-      the secant slope (T(lo) + T(hi))/(lo + hi), which keeps the remainder small; a*H is exact inside the
-      kernel's FMA.  A lead a*H rather than a constant serves T's first interval, where T(0) = 0, without a
-      second table.
-exp(-a^2/2) = 2^mn * 2^f with 2^f = 1 + f*Q(f).  AVX-512 computes it as 2^(-a^2 KH), KH = log2(e)/2 rounded
-to float, with T and D fitted times 2^(-a^2 (log2(e)/2 - KH)) (1 - 1.5e-6 at a = 15): that spares the kernel
-the product of a^2 with KH's rounding error KL, which AVX2 computes.
+and AVX-512 has a central table for it too.
+exp(-a^2/2) = 2^mn * 2^f with 2^f = 1 + f*Q(f).  AVX-512's exp form computes it as 2^(-a^2 KH), KH =
+log2(e)/2 rounded to float, with D fitted times 2^(-a^2 (log2(e)/2 - KH)) (1 - 1.5e-6 at a = 15): that spares
+the kernel the product of a^2 with KH's rounding error KL, which AVX2 (and the tail) computes.
 
 Method (as tools/fit_exact.py): weighted minimax by Lawson's iteration on Chebyshev nodes, values from
 mpmath; coefficients are rounded to float32 one at a time from the lowest order, each rounding followed by
-a refit of the higher ones, so the rounding is part of the fit.  Weights: relative error of T and of 2^f;
+a refit of the higher ones, so the rounding is part of the fit.  Weights: relative error of F and of 2^f;
 for D the gradient's ULP scale, the larger of Phi(-a) and a*phi(a) (D crosses 0 at a = 0.7518).
 Run: python tools/fit_gelu_f32.py [--write fastgelu/_gelu_exact.pxi]
 """
@@ -51,13 +50,8 @@ def intervals(n):
 
 
 K = 1 / (2 * mp.log(2))          # log2(e)/2: exp(-a^2/2) = 2^(-a^2 K)
-KH = float(np.float32(K))        # the AVX-512 kernels compute 2^(-a^2 KH); the rest, 2^(-a^2 (K - KH)), is in T, D
+KH = float(np.float32(K))        # AVX-512's exp form computes 2^(-a^2 KH); the rest, 2^(-a^2 (K - KH)), is in D
 KL = float(np.float32(K - KH))   # the AVX2 kernels add a^2 KL
-
-
-def T(a, fold):
-    a = mp.mpf(a)
-    return a * mp.ncdf(-a) * mp.exp(a * a / 2) * (mp.power(2, -a * a * (K - KH)) if fold else 1) if a else mp.mpf(0)
 
 
 def f32(v):
@@ -81,21 +75,6 @@ def fit_rounded(us, target, weight, order, deg):
     err = max(abs(float(wt * (sum(mp.mpf(c) * u ** j for j, c in fixed.items()) - t)))
               for u, t, wt in zip(us, target, weight))
     return [fixed.get(k, 0.0) for k in range(deg + 1)], err
-
-
-def fit_T(lo, hi, deg, fold, n=160):
-    # T = a*H + (C0 + u*(C1 + ...)); the linear coefficient is rounded first so that C0 and the higher ones
-    # absorb its rounding (the fit error is that of a fit of T itself: a*H is linear in u)
-    L = mp.mpf(lo)
-    th = np.linspace(0, np.pi, n)
-    us = [(mp.mpf(hi) - L) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
-    us = [u for u in us if L + u > 0] + [mp.mpf(hi - lo) * mp.mpf("1.0001")]   # slight overlap above
-    ts = [T(L + u, fold) for u in us]
-    h = 0.5 if lo == 0 else f32((T(lo, fold) + T(hi, fold)) / (lo + hi))
-    target = [t - (L + u) * h for t, u in zip(ts, us)]
-    order = list(range(2, deg + 1)) if lo == 0 else [1, 0] + list(range(2, deg + 1))   # C0 = C1 = 0 at 0
-    c, err = fit_rounded(us, target, [1 / t for t in ts], order, deg)
-    return h, c, err
 
 
 def D(a, fold):
@@ -137,8 +116,7 @@ def table_lines(isa, n, deg, fold):
              f"    #define GX_F_DEG {deg}"]
     vals = ", ".join(f"{iv[i][0]!r}f" for i in range(n))
     lines.append(f"    static const float GX_F_L[{n}] __attribute__((aligned(64))) = {{{vals}}};")
-    for name, fit, what in (("T", fit_T, "T = a*H + (C0 + u*(C1 + ...)) (forward)"),
-                            ("D", fit_D, "D = H + (C0 + u*(C1 + ...)) (gradient)")):
+    for name, fit, what in (("D", fit_D, "D = H + (C0 + u*(C1 + ...)) (gradient)"),):
         rows, errs = [], []
         for idx in range(n):
             lo, hi = iv[idx]
@@ -166,7 +144,7 @@ def table_lines(isa, n, deg, fold):
 # clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
 # tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
 CENTRAL = {"avx512": {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)},
-           "avx2": {"F": dict(R=3.6, deg=7), "T": dict(R=3.1, deg=6)}}
+           "avx2": {"F": dict(R=3.6, deg=7), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
 # AVX2: one vpermps serves 8 intervals, K = 7.5/R (the last one whole), and x beyond R on either side takes the
 # exp form (x - F needs F there), so R sets how many lanes of wide data take the slow path.  All 2^32 inputs:
 # forward R = 3.2, degree 6: 1.521 ulp (the exp tail's); 3.6, degree 7: 1.448 (3-8% faster at randn sigma = 3,
@@ -264,6 +242,62 @@ def central_lines(isa):
     return lines
 
 
+# The forwards' tail (|x| beyond the central tables, both ISAs): a*Phi(-a) = exp(-a^2/2) (C - r(s)), s = a^2,
+# C = 1/sqrt(2 pi) rounded to float and r = C - a*m(a)/sqrt(2 pi) (m: Mills' ratio) as N(s)/D(s), D(0) = 1.  r/C
+# is at most 0.08 from a = 3.5 on, so r's own roundings barely reach the result.  Degree (2, 3): 2.2e-9
+# relative to a*m(a) (2, 2: 5e-8, too much of an ulp).  Over a in [3.5, 15]: the AVX2 tails start at 3.6 (exact)
+# and the kernels clamp a at 14.99.
+TAIL = dict(lo=3.5, hi=15.0, num=2, den=3)
+
+
+def tail_target(a):
+    a = mp.mpf(a)
+    return a * mp.ncdf(-a) * mp.exp(a * a / 2)     # a*m(a)/sqrt(2 pi)
+
+
+def fit_tail(lo, hi, num, den, pts=1500, iters=80):
+    """N/D for r on s in [lo^2, hi^2]: linearised least squares (Sanathanan-Koerner: each pass divides by the
+    previous D) with Lawson-style reweighting towards the minimax of the error relative to a*m(a)/sqrt(2 pi);
+    the coefficients rounded to float once at the end (that moves the error by ~10%, checked here)"""
+    C = f32(1 / mp.sqrt(2 * mp.pi))
+    a = (np.cos(np.linspace(np.pi, 0, pts)) + 1) / 2 * (hi - lo) + lo
+    tt = np.array([float(tail_target(v)) for v in a])
+    r = C - tt
+    t = a * a / hi ** 2
+    cols = np.array([t ** j for j in range(num + 1)] + [-r * t ** j for j in range(1, den + 1)]).T
+    Dp, lw, best = np.ones_like(t), np.ones_like(t), (np.inf, None)
+    for _ in range(iters):
+        w = lw / (tt * Dp)
+        c = np.linalg.lstsq(cols * w[:, None], r * w, rcond=None)[0]
+        Dn = 1 + sum(c[num + j] * t ** j for j in range(1, den + 1))
+        e = (sum(c[j] * t ** j for j in range(num + 1)) / Dn - r) / tt
+        if np.abs(e).max() < best[0]:
+            best = (np.abs(e).max(), c)
+        Dp = np.abs(Dn)
+        lw = lw * (np.abs(e) / np.abs(e).max()) ** 0.3 + 1e-3
+        lw /= lw.mean()
+    c = best[1]
+    n = [f32(c[j] / hi ** (2 * j)) for j in range(num + 1)]
+    d = [1.0] + [f32(c[num + j] / hi ** (2 * j)) for j in range(1, den + 1)]
+    s = a * a
+    err = max(abs(float((mp.mpf(C) - sum(mp.mpf(v) * mp.mpf(si) ** j for j, v in enumerate(n))
+                         / sum(mp.mpf(v) * mp.mpf(si) ** j for j, v in enumerate(d)) - tail_target(ai))
+                        / tail_target(ai))) for ai, si in zip(a, s))
+    return C, n, d, err
+
+
+def tail_lines():
+    C, n, d, err = fit_tail(**TAIL)
+    print(f"# tail: r rational ({TAIL['num']}, {TAIL['den']}), max error relative to a*m(a)/sqrt(2 pi) {err:.2e}",
+          file=sys.stderr)
+    lines = [f"    /* the forwards' tail: a*Phi(-a) = exp(-a^2/2) (C - r(a^2)), r = N/D of degree ({TAIL['num']}, "
+             f"{TAIL['den']}) for a in [{TAIL['lo']}, {TAIL['hi']}], max error {err:.2e} relative to C - r */",
+             f"    #define GX_F_RC {C!r}f"]
+    lines += [f"    #define GX_F_RN{j} {v!r}f" for j, v in enumerate(n)]
+    lines += [f"    #define GX_F_RD{j} {v!r}f" for j, v in enumerate(d) if j]
+    return lines
+
+
 def emit():
     q, qerr = fit_Q()
     print(f"# 2^f: max rel error {qerr:.2e}", file=sys.stderr)
@@ -273,6 +307,7 @@ def emit():
              f"    #define GX_F_KL {KL!r}f"]
     for j, v in enumerate(q):
         lines.append(f"    #define GX_F_Q{j} {v!r}f")
+    lines += tail_lines()
     lines.append("    #if defined(__AVX512F__)")
     lines += table_lines("AVX-512", **TABLES["avx512"])
     lines += central_lines("avx512")
