@@ -1034,12 +1034,21 @@ cdef extern from *:
                                                                       const int kind) {
         if (kind == GX_F_EXACT_GRAD) {
             gx_fv y = gx_f_gelu_grad_c(x, dy);
+            /* the listed lanes from x alone (x < -GR, AVX2 |x| > GR, or NaN), so that the list's next slot does
+               not wait for this y; results that are not finite (a huge or infinite dy) are redone here, through
+               the tail, behind a branch rarely taken */
     #if defined(__AVX512F__)
-            *m = (gx_fm)gx_f_suspect(x, y, GX_F_GR);
-    #else       /* as gx_f_suspect, for x on both sides */
-            *m = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
-                                                         GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
+            gx_fm mx = _mm512_cmp_ps_mask(x, GX_F_SET1(-GX_F_GR), _CMP_NGE_UQ);
+            gx_fm mf = (gx_fm)gx_f_suspect(x, y, GX_F_GR);
+    #else
+            gx_fm mx = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
+            gx_fm mf = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
+                                                               GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
     #endif
+            gx_fm bad = mf & (gx_fm)~mx;
+            if (__builtin_expect(bad != 0, 0))
+                y = GX_F_SELECT(bad, gx_f_tail(x, dy, bad, kind), y);
+            *m = mx;
             return y;
         }
     #if defined(__AVX512F__)
