@@ -133,23 +133,25 @@ def table_lines(isa, n, deg, fold):
     return lines
 
 
-# Central tables (AVX-512 only: one vpermt2ps serves 32 intervals; AVX2's vpermps serves 8, too few for this
-# range).  For |x| up to R, no exp: F(a) = a*Phi(-a) (forward, y = max(-0, x) - F), G(a) = Phi(-a) -
-# a*phi(a) (gradient) and the tanh form's F(a) = a*sigma(-w(a)) directly, on 32 intervals i = round(a*K), K = 31/R in float, as C0 + u*(C1 + ...) with
-# u = a - L exact (Sterbenz).  L is the float near i/K at which F(L) (G(L)) lies within 1e-4 ulp of a float:
-# C0 = that float is then exact and no lead/remainder pair is needed.  Inputs beyond (x < -R: the negative
-# tail, where the result keeps shrinking) take the exp kernels above.  R and the degree trade speed against
+# Central tables (AVX-512: one vpermt2ps serves 32 intervals; AVX2: vpermps, 8).  For |x| up to R, no exp:
+# F(a) = a*Phi(-a) (forward, y = max(-0, x) - F), G(a) = Phi(-a) - a*phi(a) (gradient) and the tanh form's
+# F(a) = a*sigma(-w(a)) directly, on intervals i = round(a*K), K = (n - 1)/R in float, as C0 + u*(C1 + ...)
+# with u = a - L exact (Sterbenz).  L is the float near i/K at which F(L) (G(L)) lies within 1e-4 ulp of a
+# float: C0 = that float is then exact and no lead/remainder pair is needed.  Inputs beyond (AVX-512: x < -R,
+# the negative tail, where the result keeps shrinking) take the tails.  R and the degree trade speed against
 # the steep end's error: F decays like e^(-a^2/2), and the Horner rounding of u*(C1 + ...) grows with its
-# share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32 over all inputs; tanh form 5.5: 2.19).  The gradient's R also
-# clamps x > 0: a*phi(a) at R must be below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
-# tanh form's (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
+# share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32 over all inputs; 5.5, degree
+# 5: 5.25; tanh form 5.5: 2.19).  On AVX-512 R also clamps x > 0: F(R) must be below half an ulp of R, a*phi(a)
+# at R below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the tanh form (w = 2 sqrt(2/pi) (a +
+# 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
 CENTRAL = {"avx512": {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)},
            "avx2": {"F": dict(R=3.6, deg=7), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
-# AVX2: one vpermps serves 8 intervals, K = 7.5/R (the last one whole), and x beyond R on either side takes the
-# exp form (x - F needs F there), so R sets how many lanes of wide data take the slow path.  All 2^32 inputs:
-# forward R = 3.2, degree 6: 1.521 ulp (the exp tail's); 3.6, degree 7: 1.448 (3-8% faster at randn sigma = 3,
-# the same at sigma 1); 3.8: 1.727; 4.0: 2.154 (Horner's share of F).  Tanh form 3.1, degree 6: 1.598 (the
-# tail's); 3.2: 1.895; 3.4, degree 7: 1.780 (4-6% faster at sigma 3, 2-3% slower at sigma 1)
+# AVX2: K = 7.5/R (the last interval whole), and x beyond R on either side takes the tail (x - F needs F
+# there), so R sets how many lanes of wide data take the slow path.  All 2^32 inputs, with the exp-form tails
+# of 2026-11-23: forward R = 3.2, degree 6: 1.521 ulp (the tail's); 3.6, degree 7: 1.448 (the tail's; 3-8%
+# faster at randn sigma = 3, the same at sigma 1); 3.8: 1.727; 4.0: 2.154 (Horner's share of F).  Tanh form
+# 3.1, degree 6: 1.598 (the tail's); 3.2: 1.895; 3.4, degree 7: 1.780 (4-6% faster at sigma 3, 2-3% slower at
+# sigma 1).  Gradient: 3.5 and 4.0, degree 7: 1.485 (the tail's); 4.2: 1.871; 4.5: 2.941.
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
