@@ -38,10 +38,12 @@
 #   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay
 #   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
 #   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
-#   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x and results that are not finite) are
-#   listed per chunk of 64 vectors, branch-free (at sigma = 3 a third of the vectors list one: a branch
-#   would mispredict), then compressed into a queue computed a vector at a time by the tail below, the
-#   results scattered to place.  A lane's result depends on its x (and dy) alone, whatever path it takes.
+#   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x) are compressed into a queue, per
+#   chunk of 64 vectors, that the tail below computes a vector at a time, the results scattered to place
+#   (gradient results that are not finite are redone in place).  Sparse chunks list their vectors with such
+#   lanes, branch-free (at sigma = 3 a third of the AVX-512 vectors list one: a branch would mispredict),
+#   and compress after the loop; after a chunk with 1/16 of its lanes queued, the next compresses every
+#   vector as it goes.  A lane's result depends on its x (and dy) alone, whatever path it takes.
 #   Cost per vector: forward 19 vector operations, gradient 20 (AVX-512).  A chunk computing its tail
 #   lanes in place instead (central and tail for every vector that has one) was slower at every spread
 #   (AVX2 U(-8, 8): forward 1.16 against 1.21-1.29 Gelem/s, gradient 0.76 against 0.80-0.85).
