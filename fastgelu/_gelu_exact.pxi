@@ -644,12 +644,32 @@ cdef extern from *:
         return GX_F_FMA(fh, q0, GX_F_FMA(GX_F_MUL(f, f), gx_f_Q1(f), GX_F_MUL(fl, q0)));
     }
 
+    /* exp(-a^2/2) = 2^-z, z = (s + sl)(KH + KL) with a^2 = s + sl exactly; 2^-z = 2^mn * 2^f, mn = round(-s*KH)
+       (by MAGIC: bits(b) = bits(MAGIC) + mn), f = fh + fl: fh = -s*KH - mn rounded once (|fh| <= 1/2), fl the
+       rest.  Returns q = 2^f - 1.  kl 0 leaves out a^2 KL (AVX-512's exp form: its tables hold D times
+       2^(a^2 KL), a smooth factor) */
+    static inline __attribute__((always_inline)) gx_fv gx_f_exp_red(gx_fv a, gx_fv* b, gx_fv* mn, const int kl) {
+        const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC);
+        gx_fv s = GX_F_MUL(a, a);
+        gx_fv sl = GX_F_FMS(a, a, s);
+        *b = GX_F_FMA(s, kh, magic);
+        *mn = GX_F_SUB(*b, magic);
+        gx_fv fh = GX_F_FMS(s, kh, *mn);
+        return gx_f_q_pair(fh, kl ? GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL))) : GX_F_MUL(sl, kh));
+    }
+    #if !defined(__AVX512F__)
+    /* 2^(mn + 64) from b: times S (< 4) normal and exact, so a later 2^-64 rounds a subnormal result once */
+    static inline __attribute__((always_inline)) gx_fv gx_f_scale64(gx_fv b) {
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
+                                                                      _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));
+    }
+    #endif
+
     /* G = exp(-a^2/2) D(a) (the gradient's exp form, table GX_F_D): a = min(|x|, AMAX) (NaN stays), evaluated at
        ac = max(TINY, a) */
     static inline __attribute__((always_inline)) gx_fv gx_f_expD(gx_fv a, gx_fv ac, const int normal,
                                                                  gx_fv dy, gx_fv* Fdy) {
         const float (*tab)[GX_F_N] = GX_F_D;
-        const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC);
         /* the index needs no lower clamp (a + 1 = 1 for tiny a) */
     #if defined(__AVX512F__)
         gx_iv idx = _mm512_srli_epi32(_mm512_castps_si512(GX_F_ADD(a, GX_F_SET1(1.0f))), GX_F_SHIFT);
@@ -658,19 +678,11 @@ cdef extern from *:
     #endif
         gx_fv L = GX_F_TAB(GX_F_L);
         gx_fv u = GX_F_SUB(ac, L);                           /* exact (Sterbenz; L = 0 on the first interval) */
-        /* exp(-a^2/2) = 2^-z, z = (s + sl)(KH + KL) with a^2 = s + sl exactly; 2^-z = 2^mn * 2^f, mn =
-           round(-s*KH) (by MAGIC), f = fh + fl: fh = -s*KH - mn rounded once (|fh| <= 1/2), fl the rest.
-           AVX-512 leaves out a^2 KL: its tables hold T and D times 2^(a^2 KL), a smooth factor */
-        gx_fv s = GX_F_MUL(ac, ac);
-        gx_fv sl = GX_F_FMS(ac, ac, s);
-        gx_fv b = GX_F_FMA(s, kh, magic);
-        gx_fv mn = GX_F_SUB(b, magic);
-        gx_fv fh = GX_F_FMS(s, kh, mn);
-        /* q = 2^f - 1 */
+        gx_fv b, mn;
     #if defined(__AVX512F__)
-        gx_fv q = gx_f_q_pair(fh, GX_F_MUL(sl, kh));
+        gx_fv q = gx_f_exp_red(ac, &b, &mn, 0);
     #else
-        gx_fv q = gx_f_q_pair(fh, GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL))));
+        gx_fv q = gx_f_exp_red(ac, &b, &mn, 1);
     #endif
         /* D(a) = H + v, v = C0 + u*(C1 + ...) */
         gx_fv v = GX_F_TAB(tab[GX_F_DEG + 1]);
@@ -695,9 +707,7 @@ cdef extern from *:
                 *Fdy = GX_F_MUL(F, dy);
             return F;
         }
-        gx_fv sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
-            _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));     /* 2^(mn + 64): bits(b) = bits(MAGIC) + mn */
-        gx_fv P = GX_F_MUL(S, sc);                               /* normal: exact */
+        gx_fv P = GX_F_MUL(S, gx_f_scale64(b));                  /* normal: exact */
         if (Fdy) {          /* P dy may overflow for |dy| > ~2^61 where the result does not (GX_F_GRAD_LOOP
                                recomputes it in double), so lanes with a <= BIG take the product of the path
                                above: a lane's bits must not depend on its neighbours */
@@ -726,14 +736,10 @@ cdef extern from *:
        is one rounding: AVX2's in the FMA that also takes the subnormal's scaling.  29 vector operations, no
        permute (the exp form's 40 held 10) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_tail(gx_fv x) {
-        const gx_fv kh = GX_F_SET1(-GX_F_KH), magic = GX_F_SET1(GX_F_MAGIC), c = GX_F_SET1(GX_F_RC);
-        gx_fv a = GX_F_MIN(GX_F_SET1(GX_F_AMAX), GX_F_ABS(x));
-        gx_fv s = GX_F_MUL(a, a);
-        gx_fv sl = GX_F_FMS(a, a, s);
-        gx_fv b = GX_F_FMA(s, kh, magic);
-        gx_fv mn = GX_F_SUB(b, magic);
-        gx_fv fh = GX_F_FMS(s, kh, mn);
-        gx_fv q = gx_f_q_pair(fh, GX_F_FMA(sl, kh, GX_F_MUL(s, GX_F_SET1(-GX_F_KL))));
+        const gx_fv c = GX_F_SET1(GX_F_RC);
+        gx_fv a = GX_F_MIN(GX_F_SET1(GX_F_AMAX), GX_F_ABS(x)), b, mn;
+        gx_fv q = gx_f_exp_red(a, &b, &mn, 1);
+        gx_fv s = GX_F_MUL(a, a);                      /* the same product as inside: one instruction */
         gx_fv num = GX_F_FMA(GX_F_FMA(GX_F_SET1(GX_F_RN2), s, GX_F_SET1(GX_F_RN1)), s, GX_F_SET1(GX_F_RN0));
         gx_fv den = GX_F_FMA(GX_F_FMA(GX_F_FMA(GX_F_SET1(GX_F_RD3), s, GX_F_SET1(GX_F_RD2)), s,
                                       GX_F_SET1(GX_F_RD1)), s, GX_F_SET1(1.0f));
@@ -743,9 +749,8 @@ cdef extern from *:
     #if defined(__AVX512F__)
         return GX_F_SUB(xp, _mm512_scalef_ps(S, mn));
     #else
-        gx_fv sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(b),
-            _mm256_set1_epi32(127 + 64 - 0x4B400000)), 23));     /* 2^(mn + 64): S sc is normal, exact */
-        return GX_F_FMA(GX_F_MUL(S, sc), GX_F_SET1(-0x1p-64f), xp);
+        (void)mn;
+        return GX_F_FMA(GX_F_MUL(S, gx_f_scale64(b)), GX_F_SET1(-0x1p-64f), xp);
     #endif
     }
 
@@ -955,10 +960,8 @@ cdef extern from *:
     }
 
     #define GX_F_LIST 64                /* vectors per chunk */
-    #ifndef GX_F_DIRECT
     #define GX_F_DIRECT 16              /* a chunk with at least 1/16 of its lanes queued has the next one push
                                            each vector's tail lanes as it goes (gx_f_list) */
-    #endif
     #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
     /* a chunk's tail lanes, x (gradient: and dy) and offsets, compressed */
     typedef struct {
