@@ -923,26 +923,28 @@ cdef extern from *:
         return p;
     }
 
+    static inline __attribute__((always_inline)) gx_fv gx_f_fwd_F(gx_fv x, gx_fv a, const int th) {
+        gx_fv F = th ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCDEG) : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CDEG);
+        return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
+    }
+
     /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R (AVX2: |x| <= R), NaN and +inf
        (AVX-512: a = R there, vrangeps returns the number, max(-0, x) the NaN; AVX2: a = NaN) */
     static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int th) {
     #if defined(__AVX512F__)
         gx_fv a = _mm512_range_ps(x, GX_F_SET1(th ? GX_F_TCR : GX_F_CR), 10);
         gx_fm tiny = _mm512_cmp_ps_mask(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
-        if (__builtin_expect(tiny == 0xffff, 0))
-            return gx_f_tiny(x);
-        gx_fv F = th ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCDEG) : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CDEG);
     #else
         gx_fv a = GX_F_MIN(GX_F_SET1(th ? GX_F_TCR : GX_F_CR), GX_F_ABS(x));
         gx_fm tiny = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ));
-        if (__builtin_expect(tiny == 0xff, 0))
-            return gx_f_tiny(x);
-        gx_fv F = th ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCDEG) : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CDEG);
     #endif
-        gx_fv y = GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
-        if (__builtin_expect(tiny != 0, 0))
-            y = GX_F_SELECT(tiny, gx_f_tiny(x), y);
-        return y;
+        /* one test on the common path; a vector of tiny lanes alone (zeros, subnormals) skips the tables */
+        if (__builtin_expect(tiny != 0, 0)) {
+            if (tiny == (gx_fm)((1u << GX_F_W) - 1u))
+                return gx_f_tiny(x);
+            return GX_F_SELECT(tiny, gx_f_tiny(x), gx_f_fwd_F(x, a, th));
+        }
+        return gx_f_fwd_F(x, a, th);
     }
     /* the tanh form's tail (_gelu_sigmoid.pxi) */
     static inline gx_fv gs_f_tanh_tail(gx_fv x);
@@ -961,7 +963,7 @@ cdef extern from *:
 
     #define GX_F_LIST 64                /* vectors per chunk */
     #define GX_F_DIRECT 16              /* a chunk with at least 1/16 of its lanes queued has the next one push
-                                           each vector's tail lanes as it goes (gx_f_list) */
+                                           each vector's tail lanes as it goes (gx_f_list: PUSHED) */
     #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
     /* a chunk's tail lanes, x (gradient: and dy) and offsets, compressed */
     typedef struct {
@@ -1037,6 +1039,32 @@ cdef extern from *:
             gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind);
     }
 
+    /* the tail lanes of a vector, from x alone: x < -R (AVX2: |x| > R; gradient: also x NaN) */
+    static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
+        const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : GX_F_CR;
+    #if defined(__AVX512F__)
+        return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), kind == GX_F_EXACT_GRAD ? _CMP_NGE_UQ : _CMP_LT_OQ);
+    #else
+        return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R),
+                                                       kind == GX_F_EXACT_GRAD ? _CMP_NLE_UQ : _CMP_GT_OQ));
+    #endif
+    }
+
+    /* a chunk's summary for the list mode, one operation a vector: acc holds a tail lane (gx_f_tail_mask) if
+       any vector had one.  Forwards: the least x (AVX2: the largest |x|); vminps/vmaxps return their second
+       operand, acc, for x NaN, not a tail lane there.  Gradient, where NaN is: AVX-512 the tail lanes'
+       x themselves, AVX2 the largest |x| as an integer (NaN above inf) */
+    static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv x, const int kind) {
+    #if defined(__AVX512F__)
+        return kind == GX_F_EXACT_GRAD ? _mm512_mask_mov_ps(acc, gx_f_tail_mask(x, kind), x) : _mm512_min_ps(x, acc);
+    #else
+        gx_fv ax = GX_F_ABS(x);
+        return kind == GX_F_EXACT_GRAD ? _mm256_castsi256_ps(_mm256_max_epi32(_mm256_castps_si256(acc),
+                                                                              _mm256_castps_si256(ax)))
+                                       : _mm256_max_ps(ax, acc);
+    #endif
+    }
+
     /* the central form of one vector (dy: gradient only), *m its tail lanes: x < -R (AVX2: |x| > R; gradient:
        also x NaN and results that are not finite) */
     static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m,
@@ -1046,11 +1074,10 @@ cdef extern from *:
             /* the listed lanes from x alone (x < -GR, AVX2 |x| > GR, or NaN), so that the list's next slot does
                not wait for this y; results that are not finite (a huge or infinite dy) are redone here, through
                the tail, behind a branch rarely taken */
+            gx_fm mx = gx_f_tail_mask(x, kind);
     #if defined(__AVX512F__)
-            gx_fm mx = _mm512_cmp_ps_mask(x, GX_F_SET1(-GX_F_GR), _CMP_NGE_UQ);
             gx_fm mf = (gx_fm)gx_f_suspect(x, y, GX_F_GR);
     #else
-            gx_fm mx = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
             gx_fm mf = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
                                                                GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
     #endif
@@ -1060,35 +1087,39 @@ cdef extern from *:
             *m = mx;
             return y;
         }
-    #if defined(__AVX512F__)
-        *m = _mm512_cmp_ps_mask(x, GX_F_SET1(kind == GX_F_TANH ? -GX_F_TCR : -GX_F_CR), _CMP_LT_OQ);
-    #else
-        *m = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(kind == GX_F_TANH ? GX_F_TCR : GX_F_CR),
-                                                     _CMP_GT_OQ));
-    #endif
+        *m = gx_f_tail_mask(x, kind);
         return gx_f_fwd_c(x, kind == GX_F_TANH);
     }
 
-    /* the list of a chunk of GX_F_LIST vectors (central results stored as they go): direct 0, the vectors with
-       tail lanes, copied (branch-free: at sigma = 3 a third of the AVX-512 vectors list a lane, a branch on it
-       mispredicts), pushed to the queue after the loop; direct 1, each vector's tail lanes pushed as it goes.
-       The first costs ~6 operations a vector and ~17 more per listed one, the second ~10 a vector: wide data
-       (x ~ U(-8, 8): 12-19% faster) take the second, randn sigma = 1 (AVX2: 5% faster) the first */
+    /* How a chunk of GX_F_LIST vectors (central results stored as they go) finds its tail lanes, chosen by
+       what the chunk before queued:
+       - none: SUMMED.  Every vector copied and folded into one summary (gx_f_summary, one operation); only
+         when that shows a tail lane are the copies searched, with a branch per vector.  randn sigma = 1:
+         AVX-512 forwards 9-12% faster than LISTED, AVX2 exact 7%.
+       - fewer than 1/GX_F_DIRECT of its lanes: LISTED.  The vectors with tail lanes copied, branch-free (at
+         sigma = 3 a third of the AVX-512 vectors list a lane: a branch on it mispredicts, and a SUMMED chunk's
+         search ran at 0.64x), and pushed to the queue after the loop: ~6 operations a vector, ~17 per listed
+         one.
+       - more: PUSHED.  Each vector's tail lanes pushed as it goes, ~10 operations a vector: wide data (x ~
+         U(-8, 8): 12-19% faster than LISTED). */
     typedef struct {
         float x[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
         float d[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
         int i[GX_F_LIST];
         gx_fm m[GX_F_LIST];
     } gx_f_list;
+    enum { GX_F_LISTED = 0, GX_F_PUSHED = 1, GX_F_SUMMED = 2 };
 
     /* one chunk [i, end) of whole vectors; returns the number of queued lanes (in q) */
     static inline __attribute__((always_inline)) int gx_f_central_chunk(const float* x, const float* dy, float* y,
                                                                        ptrdiff_t i, ptrdiff_t end, gx_f_list* L,
                                                                        gx_f_tailq* q, const int kind,
-                                                                       const int direct) {
+                                                                       const int mode) {
         const int grad = kind == GX_F_EXACT_GRAD;
-        int ns = 0, nq = 0;
-        for (; i + GX_F_W <= end; i += GX_F_W) {
+        const ptrdiff_t i0 = i;
+        int nv = 0, ns = 0, nq = 0;
+        gx_fv acc = GX_F_SET1(0.0f);
+        for (; i + GX_F_W <= end; i += GX_F_W, nv++) {
             gx_fm m;
             _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
             if (grad)
@@ -1098,21 +1129,35 @@ cdef extern from *:
             _mm_prefetch((const char*)(y + i) + GX_F_PREFETCH, _MM_HINT_ET0);
             gx_fv xv = GX_F_LOADU(x + i), dv = grad ? GX_F_LOADU(dy + i) : xv;
             gx_fv yv = gx_f_central_v(xv, dv, &m, kind);
-            if (direct) {
+            if (mode == GX_F_PUSHED) {
                 nq = gx_f_tailq_pushv(q, nq, m, xv, dv, (int)i, grad);
-            } else {
+            } else if (mode == GX_F_LISTED) {
                 GX_F_STORE(L->x[ns], xv);
                 if (grad)
                     GX_F_STORE(L->d[ns], dv);
                 L->i[ns] = (int)i;
                 L->m[ns] = m;
                 ns += m != 0;
+            } else {
+                GX_F_STORE(L->x[nv], xv);
+                if (grad)
+                    GX_F_STORE(L->d[nv], dv);
+                acc = gx_f_summary(acc, xv, kind);
             }
             GX_F_STOREU(y + i, yv);
         }
         for (int k = 0; k < ns; k++)
             nq = gx_f_tailq_pushv(q, nq, L->m[k], GX_F_LOADU(L->x[k]), GX_F_LOADU(grad ? L->d[k] : L->x[k]), L->i[k],
                                   grad);
+        if (mode == GX_F_SUMMED && __builtin_expect(gx_f_tail_mask(acc, kind) != 0, 0)) {
+            for (int k = 0; k < nv; k++) {
+                gx_fv xv = GX_F_LOADU(L->x[k]);
+                gx_fm m = gx_f_tail_mask(xv, kind);
+                if (m)
+                    nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? L->d[k] : L->x[k]), (int)(i0 + k * GX_F_W),
+                                          grad);
+            }
+        }
         return nq;
     }
 
@@ -1126,14 +1171,15 @@ cdef extern from *:
         gx_f_list L;
         gx_f_tailq q;
         ptrdiff_t i = 0;
-        int direct = 0;
+        int mode = GX_F_SUMMED;
         while (n - i >= GX_F_W) {
             ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
-            int nq = direct ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, 1)
-                            : gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, 0);
+            int nq = mode == GX_F_SUMMED ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED)
+                   : mode == GX_F_PUSHED ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED)
+                                         : gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED);
             if (nq)
                 gx_f_tailq_flush(&q, nq, y, kind);
-            direct = nq * GX_F_DIRECT >= (int)(end - i);
+            mode = nq == 0 ? GX_F_SUMMED : nq * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
             i += (end - i) & -(ptrdiff_t)GX_F_W;
         }
         if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */

@@ -143,6 +143,28 @@ def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
     assert err.max() <= 2.0, x[ok][np.argmax(err)]
 
 
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh"])
+def test_rare_tail_lanes_after_quiet_chunks(uf, name, rng):
+    """After a chunk that queued nothing, the next one only sums its vectors up (one operation a vector) and
+    searches them when the sum shows a tail lane: a lone tail lane (or NaN, -inf) anywhere in such a chunk,
+    first or last of it, must still get the bits it gets alone, in place too."""
+    n = 40_000
+    x = (rng.standard_normal(n) * 0.5).astype(np.float32)   # no lane beyond R on any build
+    at = [0, 511, 512, 1023, 1024, 5000, 9727, 20480, 30001, n - 1]
+    x[at] = np.array([-7.0, 9.0, -4.0, np.nan, -np.inf, -3.7, 3.7, -6.5, -5.6, -8.0], np.float32)
+    dy = rng.standard_normal(n).astype(np.float32)
+    dy[[100, 2048, 9000]] = np.float32(1e30)           # results that are not finite in quiet chunks
+    y = call(uf, name, x, dy)
+    alone = np.array([call(uf, name, x[i:i + 1], dy[i:i + 1])[0] for i in at + [100, 2048, 9000]])
+    assert np.array_equal(y[at + [100, 2048, 9000]], alone, equal_nan=True)
+    rest = np.setdiff1d(np.arange(n), at)
+    ref, scale = ref64(name, x[rest].astype(np.float64))
+    assert ulp_error(call(uf, name, x[rest]), ref, scale, np.float32).max() <= 2.0
+    xi = x.copy()
+    assert call(uf, name, xi, dy, out=xi) is xi
+    assert np.array_equal(xi, y, equal_nan=True)
+
 @pytest.mark.parametrize("name", NAMES)
 def test_tiny_and_subnormal_lanes_mixed_with_others(uf, name, rng):
     """The float32 kernels send |x| <= 2^-30 (zeros, subnormals) down their own path, per vector: all-tiny
