@@ -563,6 +563,8 @@ cdef extern from *:
     typedef __m512i gx_iv;
     #define GX_F_W 16
     #define GX_F_SET1 _mm512_set1_ps
+    #define GX_F_SET1I _mm512_set1_epi32
+    #define GX_F_ADDI _mm512_add_epi32
     #define GX_F_FMA _mm512_fmadd_ps
     #define GX_F_FMS _mm512_fmsub_ps
     #define GX_F_FNMA _mm512_fnmadd_ps
@@ -585,6 +587,8 @@ cdef extern from *:
     typedef __m256i gx_iv;
     #define GX_F_W 8
     #define GX_F_SET1 _mm256_set1_ps
+    #define GX_F_SET1I _mm256_set1_epi32
+    #define GX_F_ADDI _mm256_add_epi32
     #define GX_F_FMA _mm256_fmadd_ps
     #define GX_F_FMS _mm256_fmsub_ps
     #define GX_F_FNMA _mm256_fnmadd_ps
@@ -899,16 +903,14 @@ cdef extern from *:
         return _mm256_blendv_ps(f, t, _mm256_castsi256_ps(on));
     }
     #define GX_F_SELECT gx_f_select
-    /* vpermps indices that move the lanes of mask m to the front, as bytes (AVX2 has no vcompressps) */
-    static unsigned long long gx_f_cperm[256];
+    /* vpermps indices that move the lanes of mask m to the front (AVX2 has no vcompressps); as int32, 8 KB: a
+       plain load, where bytes took a vpmovzxbd on the port the permutes use */
+    static int gx_f_cperm[256][8] __attribute__((aligned(32)));
     __attribute__((constructor)) static void gx_f_cperm_init(void) {
-        for (int m = 0; m < 256; m++) {
-            unsigned long long p = 0;
+        for (int m = 0; m < 256; m++)
             for (int j = 0, k = 0; j < 8; j++)
                 if (m >> j & 1)
-                    p |= (unsigned long long)j << (8 * k++);
-            gx_f_cperm[m] = p;
-        }
+                    gx_f_cperm[m][k++] = j;
     }
     #endif
 
@@ -972,22 +974,24 @@ cdef extern from *:
         int i[GX_F_LIST * GX_F_W + GX_F_W] __attribute__((aligned(64)));
     } gx_f_tailq;
 
-    /* appends the lanes m of a vector at offset base after the first n (full-width stores); returns the new n */
+    /* appends the lanes m of a vector at offset base (bv: base in every lane, kept by the loops as a vector:
+       a broadcast from a register also takes the permutes' port) after the first n (full-width stores);
+       returns the new n */
     static inline __attribute__((always_inline)) int gx_f_tailq_pushv(gx_f_tailq* q, int n, gx_fm m, gx_fv x,
-                                                                      gx_fv d, int base, const int grad) {
+                                                                      gx_fv d, gx_iv bv, const int grad) {
     #if defined(__AVX512F__)
         const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         _mm512_storeu_ps(q->x + n, _mm512_maskz_compress_ps(m, x));
         if (grad)
             _mm512_storeu_ps(q->d + n, _mm512_maskz_compress_ps(m, d));
-        _mm512_storeu_si512(q->i + n, _mm512_maskz_compress_epi32(m, _mm512_add_epi32(iota, _mm512_set1_epi32(base))));
+        _mm512_storeu_si512(q->i + n, _mm512_maskz_compress_epi32(m, _mm512_add_epi32(iota, bv)));
     #else
         /* the permute that compresses is also the lanes' offsets */
-        __m256i p = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)&gx_f_cperm[m]));
+        __m256i p = _mm256_load_si256((const __m256i*)gx_f_cperm[m]);
         _mm256_storeu_ps(q->x + n, _mm256_permutevar8x32_ps(x, p));
         if (grad)
             _mm256_storeu_ps(q->d + n, _mm256_permutevar8x32_ps(d, p));
-        _mm256_storeu_si256((__m256i*)(q->i + n), _mm256_add_epi32(p, _mm256_set1_epi32(base)));
+        _mm256_storeu_si256((__m256i*)(q->i + n), _mm256_add_epi32(p, bv));
     #endif
         return n + __builtin_popcount(m);
     }
@@ -1122,6 +1126,9 @@ cdef extern from *:
         const ptrdiff_t i0 = i;
         int nv = 0, ns = 0, nq = 0;
         gx_fv acc = GX_F_SET1(0.0f), accy = GX_F_SET1(0.0f);
+    #if !defined(__AVX512F__)
+        gx_iv bv = GX_F_SET1I((int)i);
+    #endif
         for (; i + GX_F_W <= end; i += GX_F_W, nv++) {
             gx_fm m;
             _mm_prefetch((const char*)(x + i) + GX_F_PREFETCH, _MM_HINT_T0);
@@ -1140,7 +1147,14 @@ cdef extern from *:
             if (grad)   /* NaN from the first result not finite on (y*0 + acc): one operation a vector */
                 accy = GX_F_FMA(yv, GX_F_SET1(0.0f), accy);
             if (mode == GX_F_PUSHED) {
-                nq = gx_f_tailq_pushv(q, nq, m, xv, dv, (int)i, grad);
+    #if defined(__AVX512F__)
+                /* broadcast here: bv kept in a register cost AVX-512 3% at x ~ U(-8, 8) (32 registers, the
+                   tables' 16) */
+                nq = gx_f_tailq_pushv(q, nq, m, xv, dv, GX_F_SET1I((int)i), grad);
+    #else
+                nq = gx_f_tailq_pushv(q, nq, m, xv, dv, bv, grad);
+                bv = GX_F_ADDI(bv, GX_F_SET1I(GX_F_W));
+    #endif
             } else if (mode == GX_F_LISTED) {
                 L->k[ns] = nv;
                 L->m[ns] = m;
@@ -1163,15 +1177,15 @@ cdef extern from *:
         for (int j = 0; j < ns; j++) {
             int k = L->k[j];
             nq = gx_f_tailq_pushv(q, nq, L->m[j], GX_F_LOADU(L->x[k]), GX_F_LOADU(grad ? L->d[k] : L->x[k]),
-                                  (int)(i0 + k * GX_F_W), grad);
+                                  GX_F_SET1I((int)(i0 + k * GX_F_W)), grad);
         }
         if (mode == GX_F_SUMMED && __builtin_expect(gx_f_tail_mask(acc, kind) != 0, 0)) {
             for (int k = 0; k < nv; k++) {
                 gx_fv xv = GX_F_LOADU(L->x[k]);
                 gx_fm m = gx_f_tail_mask(xv, kind);
                 if (m)
-                    nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? L->d[k] : L->x[k]), (int)(i0 + k * GX_F_W),
-                                          grad);
+                    nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? L->d[k] : L->x[k]),
+                                          GX_F_SET1I((int)(i0 + k * GX_F_W)), grad);
             }
         }
         return nq;
