@@ -1098,10 +1098,12 @@ cdef extern from *:
     }
 
     /* How a chunk of GX_F_LIST vectors (central results stored as they go) finds its tail lanes, chosen by
-       what the chunk before queued:
-       - none: SUMMED.  Every vector copied and folded into one summary (gx_f_summary, one operation); only
-         when that shows a tail lane are the copies searched, with a branch per vector.  randn sigma = 1:
-         AVX-512 forwards 9-12% faster than LISTED, AVX2 exact 7%.
+       what the chunks before queued:
+       - none, two chunks running: SUMMED.  Every vector copied and folded into one summary (gx_f_summary, one
+         operation); only when that shows a tail lane are the copies searched, with a branch per vector.
+         randn sigma = 1: AVX-512 forwards 8-11% faster than LISTED, AVX2 exact 4%.  After one quiet chunk
+         alone the AVX2 tanh form at sigma = 1 (0.2% of lanes queued, one a chunk) searched too often: 2-3%
+         slower.
        - fewer than 1/GX_F_DIRECT of its lanes: LISTED.  The vectors with tail lanes copied, branch-free (at
          sigma = 3 a third of the AVX-512 vectors list a lane: a branch on it mispredicts, and a SUMMED chunk's
          search ran at 0.64x), and pushed to the queue after the loop: ~6 operations a vector, ~17 per listed
@@ -1201,7 +1203,7 @@ cdef extern from *:
         gx_f_list L;
         gx_f_tailq q;
         ptrdiff_t i = 0;
-        int mode = GX_F_SUMMED;
+        int mode = GX_F_SUMMED, quiet = 2;
         while (n - i >= GX_F_W) {
             ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
             int nq = mode == GX_F_SUMMED ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED)
@@ -1209,7 +1211,8 @@ cdef extern from *:
                                          : gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED);
             if (nq)
                 gx_f_tailq_flush(&q, nq, y, kind);
-            mode = nq == 0 ? GX_F_SUMMED : nq * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
+            quiet = nq == 0 ? quiet + 1 : 0;
+            mode = quiet >= 2 ? GX_F_SUMMED : nq * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
             i += (end - i) & -(ptrdiff_t)GX_F_W;
         }
         if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
