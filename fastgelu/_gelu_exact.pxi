@@ -40,10 +40,12 @@
 #   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
 #   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x) are compressed into a queue, per
 #   chunk of 64 vectors, that the tail below computes a vector at a time, the results scattered to place
-#   (gradient results that are not finite are redone in place).  Sparse chunks list their vectors with such
-#   lanes, branch-free (at sigma = 3 a third of the AVX-512 vectors list one: a branch would mispredict),
-#   and compress after the loop; after a chunk with 1/16 of its lanes queued, the next compresses every
-#   vector as it goes.  A lane's result depends on its x (and dy) alone, whatever path it takes.
+#   (gradient results that are not finite, found per chunk, are redone from the chunk's copies).  How a
+#   chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one summary of the
+#   chunk (one operation a vector) and a search only if it shows a lane; sparse, a branch-free list of the
+#   vectors with such lanes (at sigma = 3 a third of the AVX-512 vectors list one: a branch would
+#   mispredict), compressed after the loop; dense (1/16 of the lanes), every vector compressed as it goes.
+#   A lane's result depends on its x (and dy) alone, whatever path it takes.
 #   Cost per vector: forward 19 vector operations, gradient 20 (AVX-512).  A chunk computing its tail
 #   lanes in place instead (central and tail for every vector that has one) was slower at every spread
 #   (AVX2 U(-8, 8): forward 1.16 against 1.21-1.29 Gelem/s, gradient 0.76 against 0.80-0.85).
