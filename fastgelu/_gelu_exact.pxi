@@ -1048,11 +1048,15 @@ cdef extern from *:
     /* the tail lanes of a vector, from x alone: x < -R (AVX2: |x| > R; gradient: also x NaN) */
     static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
         const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : GX_F_CR;
+        /* the predicates spelled out: clang takes only a constant expression there */
     #if defined(__AVX512F__)
-        return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), kind == GX_F_EXACT_GRAD ? _CMP_NGE_UQ : _CMP_LT_OQ);
+        if (kind == GX_F_EXACT_GRAD)
+            return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_NGE_UQ);
+        return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_LT_OQ);
     #else
-        return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R),
-                                                       kind == GX_F_EXACT_GRAD ? _CMP_NLE_UQ : _CMP_GT_OQ));
+        if (kind == GX_F_EXACT_GRAD)
+            return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_NLE_UQ));
+        return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_GT_OQ));
     #endif
     }
 
