@@ -146,13 +146,15 @@ def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh"])
 def test_rare_tail_lanes_after_quiet_chunks(uf, name, rng):
-    """After a chunk that queued nothing, the next one only sums its vectors up (one operation a vector) and
-    searches them when the sum shows a tail lane: a lone tail lane (or NaN, -inf) anywhere in such a chunk,
-    first or last of it, must still get the bits it gets alone, in place too."""
+    """After chunks that queued nothing, the next one only sums its vectors up (one operation a vector) and
+    searches them when the sum shows a tail lane; forwards find tiny lanes (|x| <= 2^-30, redone exactly) by
+    a summary too: a lone tail lane (or NaN, -inf, a subnormal) anywhere in such a chunk, first or last of
+    it, must still get the bits it gets alone, in place too."""
     n = 40_000
     x = (rng.standard_normal(n) * 0.5).astype(np.float32)   # no lane beyond R on any build
-    at = [0, 511, 512, 1023, 1024, 5000, 9727, 20480, 30001, n - 1]
-    x[at] = np.array([-7.0, 9.0, -4.0, np.nan, -np.inf, -3.7, 3.7, -6.5, -5.6, -8.0], np.float32)
+    at = [0, 511, 512, 1023, 1024, 5000, 9727, 20480, 30001, n - 1, 15000, 15001, 25000, 35000, 36863]
+    x[at] = np.array([-7.0, 9.0, -4.0, np.nan, -np.inf, -3.7, 3.7, -6.5, -5.6, -8.0,
+                      1e-40, -1e-40, 2.0**-30, -1e-20, -2.0**-126], np.float32)   # and lone tiny lanes
     dy = rng.standard_normal(n).astype(np.float32)
     dy[[100, 2048, 9000]] = [np.inf, -np.inf, 3.4e38]   # results that are not finite in quiet chunks
     y = call(uf, name, x, dy)
