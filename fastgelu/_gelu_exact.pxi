@@ -67,7 +67,8 @@
 #     the small part v; E*D = 2^mn (H + (v + q*(H + v))), scaled last (scalef; AVX2: 2^(mn+64), then
 #     2^-64) so a subnormal result rounds once.
 #   Inputs with |x| <= 2^-30 (zeros, subnormals): forward x/2 correctly rounded by integer arithmetic
-#     (gx_f_tiny; a vector of them alone skips the rest), gradient 1/2, its value at 2^-30, where it is
+#     (gx_f_tiny; found per chunk by the least |x| and redone, or, after a chunk that had some, per
+#     vector, where a vector of them alone skips the rest), gradient 1/2, its value at 2^-30, where it is
 #     evaluated.  A subnormal product or (AVX2) sum takes a ~100-cycle microcode assist: the main paths
 #     have none, but for forward inputs 0 < |x| < ~1e-19 beside normal ones in a vector.
 #   Gradients: a vector with lanes a large dy could make wrong (x beyond the clamp, where G dy only
