@@ -1127,10 +1127,10 @@ cdef extern from *:
          randn sigma = 1: AVX-512 forwards 8-11% faster than LISTED, AVX2 exact 4%.  After one quiet chunk
          alone the AVX2 tanh form at sigma = 1 (0.2% of lanes queued, one a chunk) searched too often: 2-3%
          slower.
-       - fewer than 1/GX_F_DIRECT of its lanes: LISTED.  The vectors with tail lanes copied, branch-free (at
-         sigma = 3 a third of the AVX-512 vectors list a lane: a branch on it mispredicts, and a SUMMED chunk's
-         search ran at 0.64x), and pushed to the queue after the loop: ~6 operations a vector, ~17 per listed
-         one.
+       - fewer than 1/GX_F_DIRECT of its lanes: LISTED.  Every vector copied, those with tail lanes listed,
+         branch-free (at sigma = 3 a third of the AVX-512 vectors list a lane: a branch on it mispredicts, and
+         a SUMMED chunk's search ran at 0.64x), and pushed to the queue after the loop: ~6 operations a vector,
+         ~17 per listed one.
        - more: PUSHED.  Each vector's tail lanes pushed as it goes, ~10 operations a vector: wide data (x ~
          U(-8, 8): 12-19% faster than LISTED). */
     typedef struct {
