@@ -933,9 +933,7 @@ cdef extern from *:
         return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
     }
 
-    /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R (AVX2: |x| <= R), NaN and +inf
-       (AVX-512: a = R there, vrangeps returns the number, max(-0, x) the NaN; AVX2: a = NaN) */
-    /* a = min(|x|, R) (NaN stays), and its lanes <= TINY */
+    /* a = min(|x|, R) (AVX-512: R for NaN, vrangeps returns the number; AVX2: NaN stays) */
     static inline __attribute__((always_inline)) gx_fv gx_f_fwd_a(gx_fv x, const int th) {
     #if defined(__AVX512F__)
         return _mm512_range_ps(x, GX_F_SET1(th ? GX_F_TCR : GX_F_CR), 10);
@@ -943,6 +941,7 @@ cdef extern from *:
         return GX_F_MIN(GX_F_SET1(th ? GX_F_TCR : GX_F_CR), GX_F_ABS(x));
     #endif
     }
+    /* the lanes of a with |x| <= TINY */
     static inline __attribute__((always_inline)) gx_fm gx_f_tiny_mask(gx_fv a) {
     #if defined(__AVX512F__)
         return _mm512_cmp_ps_mask(a, GX_F_SET1(GX_F_TINY), _CMP_LE_OQ);
@@ -951,8 +950,9 @@ cdef extern from *:
     #endif
     }
 
-    /* chk 0: no test for tiny lanes, whose results the caller redoes (gx_f_central_chunk); else *seen set
-       when there are some */
+    /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R (AVX2: |x| <= R), NaN and +inf
+       (AVX-512: a = R there, max(-0, x) gives the NaN; AVX2: a = NaN).  chk 0: no test for tiny lanes, whose
+       results the caller redoes (gx_f_central_chunk); else *seen set when there are some */
     static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int th, const int chk, int* seen) {
         gx_fv a = gx_f_fwd_a(x, th);
         if (!chk)
@@ -993,8 +993,8 @@ cdef extern from *:
         int i[GX_F_LIST * GX_F_W + GX_F_W] __attribute__((aligned(64)));
     } gx_f_tailq;
 
-    /* appends the lanes m of a vector at offset base (bv: base in every lane, kept by the loops as a vector:
-       a broadcast from a register also takes the permutes' port) after the first n (full-width stores);
+    /* appends the lanes m of a vector at offset base (bv: base in every lane; the AVX2 loop keeps it as a
+       vector, as a broadcast from a register takes the permutes' port) after the first n (full-width stores);
        returns the new n */
     static inline __attribute__((always_inline)) int gx_f_tailq_pushv(gx_f_tailq* q, int n, gx_fm m, gx_fv x,
                                                                       gx_fv d, gx_iv bv, const int grad) {
@@ -1092,8 +1092,8 @@ cdef extern from *:
     #endif
     }
 
-    /* the central form of one vector (dy: gradient only), *m its tail lanes: x < -R (AVX2: |x| > R; gradient:
-       also x NaN and results that are not finite) */
+    /* the central form of one vector (dy: gradient only), *m its tail lanes (gx_f_tail_mask); the gradient's
+       results that are not finite are the chunk's to find (gx_f_grad_bad) */
     static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m,
                                                                       const int kind, const int chk, int* seen) {
         *m = gx_f_tail_mask(x, kind);
@@ -1200,7 +1200,7 @@ cdef extern from *:
             GX_F_STOREU(y + i, yv);
         }
         /* the gradient's results that are not finite, checked per chunk: per vector, the check cost the AVX2
-           gradient 25% (sigma = 1) */
+           gradient 20-33% (sigma = 1) */
         if (grad && __builtin_expect(gx_f_anynan(accy), 0)) {
             for (int k = 0; k < nv; k++) {
                 gx_fv xv = GX_F_LOADU(L->x[k]), yv = GX_F_LOADU(y + i0 + k * GX_F_W);
