@@ -135,16 +135,23 @@ def table_lines(isa, n, deg, fold):
 
 # Central tables (AVX-512: one vpermt2ps serves 32 intervals; AVX2: vpermps, 8).  For |x| up to R, no exp:
 # F(a) = a*Phi(-a) (forward, y = max(-0, x) - F), G(a) = Phi(-a) - a*phi(a) (gradient) and the tanh form's
-# F(a) = a*sigma(-w(a)) directly, on intervals i = round(a*K), K = (n - 1)/R in float, as C0 + u*(C1 + ...)
-# with u = a - L exact (Sterbenz).  L is the float near i/K at which F(L) (G(L)) lies within 1e-4 ulp of a
-# float: C0 = that float is then exact and no lead/remainder pair is needed.  Inputs beyond (AVX-512: x < -R,
-# the negative tail, where the result keeps shrinking) take the tails.  R and the degree trade speed against
+# F(a) = a*sigma(-w(a)) directly, on intervals i = round(g(a)), g(a) = a*(K2*a + K) (fit_central), as
+# C0 + u*(C1 + ...) with u = a - L exact (Sterbenz).  L is the float near g^-1(i) at which F(L) (G(L)) lies
+# within 1e-4 ulp of a float: C0 = that float is then exact and no lead/remainder pair is needed.  Inputs
+# beyond (AVX-512: x < -R, the negative tail, where the result keeps shrinking) take the tails.  R and the degree trade speed against
 # the steep end's error: F decays like e^(-a^2/2), and the Horner rounding of u*(C1 + ...) grows with its
 # share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32 over all inputs; 5.5, degree
 # 5: 5.25; tanh form 5.5: 2.19).  On AVX-512 R also clamps x > 0: F(R) must be below half an ulp of R, a*phi(a)
 # at R below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the tanh form (w = 2 sqrt(2/pi) (a +
-# 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.
-CENTRAL = {"avx512": {"F": dict(R=6.0, deg=6), "G": dict(R=6.25, deg=6), "T": dict(R=5.25, deg=6)},
+# 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.  Those figures are for even intervals (alpha = 0).
+# Uneven ones (alpha > 0), kept as narrow as F's relative change needs at every a, reach further for the
+# same error (all 2^32 inputs, 2026-11-24): forward degree 6, R = 7.5, alpha 0.65: 1.422 ulp; degree 5, R =
+# 5.75, alpha 0.55: 1.498; tanh form degree 6, R = 6.25, alpha 0.7 and degree 5, 5.25, 0.6: the tail's 1.558
+# and 1.598; gradient degree 6, 7.5, 0.7: the tail's 1.524.  Degree 5 is one permute and one FMA fewer per
+# vector, the uneven index one FMA more (Zen 4: degree 5 +5-6% at sigma = 1 over even degree 6; degree 6 to
+# R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward, -4% / +21% / +1% for the gradient).
+CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
+                      "T": dict(R=5.25, deg=5, alpha=0.6)},
            "avx2": {"F": dict(R=3.6, deg=7), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
 # AVX2: K = 7.5/R (the last interval whole), and x beyond R on either side takes the tail (x - F needs F
 # there), so R sets how many lanes of wide data take the slow path.  All 2^32 inputs, with the exp-form tails
@@ -189,19 +196,26 @@ def exact_lead(fun, L, tries=4000):
     return best
 
 
-def fit_central(kind, R, deg, n=32, pts=160, full_last=False):
+def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0):
+    """Interval i = round(g(a)), g(a) = a*(K2*a + K): alpha = 0 spaces the intervals evenly (K2 = 0), alpha > 0
+    narrows them as a grows (the share alpha of g(R) from a^2), which evens out F's relative change per interval
+    (d log F/da ~ -a) and so the Horner rounding share: the same error budget then reaches a larger R."""
     fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
-    K = f32((n - 0.501 if full_last else n - 1) / R)   # full_last: round(R*K) = n - 1, not a tie
+    top = n - 0.501 if full_last or alpha else n - 1   # full_last: round(g(R)) = n - 1, not a tie
+    K, K2 = f32((1 - alpha) * top / R), f32(alpha * top / R ** 2)
+
+    def ginv(v):
+        return v / K if not K2 else (-K + np.sqrt(K * K + 4 * K2 * v)) / (2 * K2)
     rows, errs, worst = [], [], 0.0
     for i in range(n):
         if i == 0:
             L, c0 = 0.0, (0.5 if kind == "G" else 0.0)
         else:
-            L, c0, frac = exact_lead(fun, i / K)
+            L, c0, frac = exact_lead(fun, ginv(i))
             worst = max(worst, frac)
-        lo = max(0.0, (i - 0.5) / K)
-        hi = R if i == n - 1 else (i + 0.5) / K
-        pad = (hi - lo) * 1e-3                    # round(a*K) in float may move a boundary
+        lo = max(0.0, ginv(i - 0.5))
+        hi = R if i == n - 1 else ginv(i + 0.5)
+        pad = (hi - lo) * 1e-3                    # round(g(a)) in float may move a boundary
         lo, hi = max(0.0, lo - pad), hi + pad
         th = np.linspace(0, np.pi, pts)
         As = [mp.mpf(lo) + (mp.mpf(hi) - lo) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
@@ -218,7 +232,7 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False):
         errs.append(err)
     print(f"# central {kind}: R {R}, degree {deg}, max weighted error {max(errs):.2e} (interval "
           f"{int(np.argmax(errs))}), leads exact to {worst:.1e} ulp", file=sys.stderr)
-    return K, rows, max(errs)
+    return K, K2, rows, max(errs)
 
 
 def central_lines(isa):
@@ -229,13 +243,14 @@ def central_lines(isa):
         cfg = CENTRAL[isa].get(kind)
         if cfg is None:
             continue
-        K, rows, err = fit_central(kind, n=n, full_last=n < 32, **cfg)
+        K, K2, rows, err = fit_central(kind, n=n, full_last=n < 32, **cfg)
         deg = cfg["deg"]
         p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC"}[kind]
-        lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*K), u = a - L, C0 + u*(C1 + ...) with C0 exact; "
-                  f"degree {deg}, max weighted error {err:.2e}; rows L, C0, ..., C{deg} */",
+        lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with "
+                  f"C0 exact; degree {deg}, max weighted error {err:.2e}; rows L, C0, ..., C{deg} */",
                   f"    #define {p}R {cfg['R']!r}f",
                   f"    #define {p}K {K!r}f",
+                  f"    #define {p}K2 {K2!r}f",
                   f"    #define {p}DEG {deg}",
                   f"    static const float {p}[{deg + 2}][{n}] __attribute__((aligned(64))) = {{"]
         for k in range(deg + 2):
