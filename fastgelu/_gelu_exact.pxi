@@ -51,7 +51,10 @@
 #   vectors with such lanes (at sigma = 3 a third of the AVX-512 vectors list one: a branch would
 #   mispredict), compressed after the loop; dense (1/16 of the lanes), every vector compressed as it goes.
 #   A lane's result depends on its x (and dy) alone, whatever path it takes.
-#   Cost per vector: forward 18 vector operations, gradient 21 (AVX-512).  A chunk computing its tail
+#   Cost per vector: forward 18 vector operations, gradient 21 (AVX-512).  On Zen 4 zmm FMAs and permutes
+#   (vpermt2ps, vpermps) compete for the same pipes: one of them a cycle, alone or mixed 1:1
+#   (microbenchmark; add-type operations go beside them): the forward's 7 FMAs and 7 permutes take 14 of the 16.5 cycles per vector
+#   it runs at sigma = 1, so a degree or a permute less is worth ~7% there.  A chunk computing its tail
 #   lanes in place instead (central and tail for every vector that has one) was slower at every spread
 #   (AVX2 U(-8, 8): forward 1.16 against 1.21-1.29 Gelem/s, gradient 0.76 against 0.80-0.85).
 # The tails, no table:
