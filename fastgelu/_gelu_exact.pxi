@@ -36,8 +36,8 @@
 #   needed degree 6 for R = 6 (forward 1.317 ulp); these take degree 5 to the same error budget (forward
 #   R = 5.75, 1.498 ulp; tanh form 5.25), one permute and one FMA fewer for one FMA more (Zen 4 kernel A/B:
 #   +5-6% at randn sigma = 1, +3-5% at 3), and the gradient degree 6 to R = 7.5 (1/4 as many tail lanes at
-#   sigma = 3: +21% there, -4% at sigma = 1).  AVX2: 8 even intervals (vpermps), so R = 3.6,
-#   degree 7 (gradient 4.0, degree 7: 4.2 reached 1.87 ulp, 4.5 failed; tanh form 3.1, degree 6), and
+#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 even intervals (vpermps), so
+#   R = 3.6, degree 7 (gradient 4.0, degree 7: 4.2 reached 1.87 ulp, 4.5 failed; tanh form 3.1, degree 6), and
 #   lanes beyond R on either side take the tail; uneven intervals there gain little (8 are too few: the
 #   first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G) is a float to ~1e-4
 #   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay

@@ -138,18 +138,19 @@ def table_lines(isa, n, deg, fold):
 # F(a) = a*sigma(-w(a)) directly, on intervals i = round(g(a)), g(a) = a*(K2*a + K) (fit_central), as
 # C0 + u*(C1 + ...) with u = a - L exact (Sterbenz).  L is the float near g^-1(i) at which F(L) (G(L)) lies
 # within 1e-4 ulp of a float: C0 = that float is then exact and no lead/remainder pair is needed.  Inputs
-# beyond (AVX-512: x < -R, the negative tail, where the result keeps shrinking) take the tails.  R and the degree trade speed against
-# the steep end's error: F decays like e^(-a^2/2), and the Horner rounding of u*(C1 + ...) grows with its
-# share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32 over all inputs; 5.5, degree
-# 5: 5.25; tanh form 5.5: 2.19).  On AVX-512 R also clamps x > 0: F(R) must be below half an ulp of R, a*phi(a)
-# at R below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the tanh form (w = 2 sqrt(2/pi) (a +
-# 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.  Those figures are for even intervals (alpha = 0).
-# Uneven ones (alpha > 0), kept as narrow as F's relative change needs at every a, reach further for the
-# same error (all 2^32 inputs, 2026-11-24): forward degree 6, R = 7.5, alpha 0.65: 1.422 ulp; degree 5, R =
-# 5.75, alpha 0.55: 1.498; tanh form degree 6, R = 6.25, alpha 0.7 and degree 5, 5.25, 0.6: the tail's 1.558
-# and 1.598; gradient degree 6, 7.5, 0.7: the tail's 1.524.  Degree 5 is one permute and one FMA fewer per
-# vector, the uneven index one FMA more (Zen 4: degree 5 +5-6% at sigma = 1 over even degree 6; degree 6 to
-# R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward, -4% / +21% / +1% for the gradient).
+# beyond (AVX-512: x < -R, the negative tail, where the result keeps shrinking) take the tails.  R and the
+# degree trade speed against the steep end's error: F decays like e^(-a^2/2), and the Horner rounding of
+# u*(C1 + ...) grows with its share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32
+# over all inputs; 5.5, degree 5: 5.25; tanh form 5.5: 2.19).  On AVX-512 R also clamps x > 0: F(R) must be
+# below half an ulp of R, a*phi(a) at R below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
+# tanh form (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.  Those figures are
+# for even intervals (alpha = 0).  Uneven ones (alpha > 0), kept as narrow as F's relative change needs at
+# every a, reach further for the same error (all 2^32 inputs, 2026-11-24): forward degree 6, R = 7.5, alpha
+# 0.65: 1.422 ulp; degree 5, R = 5.75, alpha 0.55: 1.498; tanh form degree 6, R = 6.25, alpha 0.7 and degree
+# 5, 5.25, 0.6: the tail's 1.558 and 1.598; gradient degree 6, 7.5, 0.7: the tail's 1.524.  Degree 5 is one
+# permute and one FMA fewer per vector, the uneven index one FMA more (Zen 4: degree 5 +5-6% at sigma = 1 over
+# even degree 6; degree 6 to R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward; for the
+# gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
                       "T": dict(R=5.25, deg=5, alpha=0.6)},
            "avx2": {"F": dict(R=3.6, deg=7), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
