@@ -37,8 +37,8 @@
 #   R = 5.75, 1.498 ulp; tanh form 5.25), one permute and one FMA fewer for one FMA more (Zen 4 kernel A/B:
 #   +5-6% at randn sigma = 1, +3-5% at 3), and the gradient degree 6 to R = 7.5 (1/4 as many tail lanes at
 #   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 even intervals (vpermps), so
-#   R = 3.6, degree 7 (gradient 4.0, degree 7: 4.2 reached 1.87 ulp, 4.5 failed; tanh form 3.1, degree 6), and
-#   lanes beyond R on either side take the tail; uneven intervals there gain little (8 are too few: the
+#   R = 3.6, degree 7 (gradient 4.0, degree 7: 4.2 reached 1.87 ulp, 4.5 failed; tanh form 3.1, degree 6),
+#   and lanes beyond R on either side take the tail; uneven intervals there gain little (8 are too few: the
 #   first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G) is a float to ~1e-4
 #   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay
 #   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
@@ -52,9 +52,9 @@
 #   mispredict), compressed after the loop; dense (1/16 of the lanes), every vector compressed as it goes.
 #   A lane's result depends on its x (and dy) alone, whatever path it takes.
 #   Cost per vector: forward 18 vector operations, gradient 21 (AVX-512).  On Zen 4 zmm FMAs and permutes
-#   (vpermt2ps, vpermps) compete for the same pipes: one of them a cycle, alone or mixed 1:1
-#   (microbenchmark; add-type operations go beside them): the forward's 7 FMAs and 7 permutes take 14 of the 16.5 cycles per vector
-#   it runs at sigma = 1, so a degree or a permute less is worth ~7% there.  A chunk computing its tail
+#   (vpermt2ps, vpermps) compete for the same pipes: one of them a cycle, alone or mixed 1:1 (microbenchmark;
+#   add-type operations go beside them): the forward's 7 FMAs and 7 permutes take 14 of the 16.5 cycles per
+#   vector it runs at sigma = 1, so a degree or a permute less is worth ~7% there.  A chunk computing its tail
 #   lanes in place instead (central and tail for every vector that has one) was slower at every spread
 #   (AVX2 U(-8, 8): forward 1.16 against 1.21-1.29 Gelem/s, gradient 0.76 against 0.80-0.85).
 # The tails, no table:
