@@ -20,6 +20,10 @@ def _torch():
     except ImportError:
         return None
     torch.set_num_threads(max(1, _api.get_num_threads()))
+    # PyTorch 2.13's float64 GELU runs 3-6x slower until the process's first large float64 elementwise op
+    # (Zen 4, AVX-512 kernels: 0.05 against 0.17-0.32 Gelem/s, one thread; cause not found).  A user's
+    # process is long past that: so are the comparisons
+    torch.neg(torch.ones(1 << 18, dtype=torch.float64))
     return torch
 
 

@@ -61,7 +61,7 @@
 #   forward   F = exp(-a^2/2) (C - r(a^2)), C = 1/sqrt(2 pi) rounded, r = C - a m(a)/sqrt(2 pi) (m: Mills'
 #     ratio) rational of degree (2, 3): r/C <= 0.08, so the roundings sit in the small part; 29 vector
 #     operations against the exp form's 40 (of them 10 permutes).  AVX2: 8-17% faster at randn sigma = 3
-#     and U(-8, 8) than through the exp form; its maximum 1.252 ulp (was 1.448).  The tanh form's: F = a T/(1 +
+#     and U(-8, 8) than through the exp form; its maximum 1.252 ulp (was 1.448; the central form's is now larger).  The tanh form's: F = a T/(1 +
 #     T), T = exp(-w) < 2^-10, 1/(1 + T) = 1 - T (1 - T) to 2^-30, no division (_gelu_sigmoid.pxi).
 #   gradient  the exp form below.  A rational tail for G (C a - (C - r)/a) reached 1.92 ulp (1.76 with f
 #     carried exactly) and was no faster: the queue, not the tail, is most of a gradient tail lane's cost.
@@ -83,10 +83,12 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.498 ulp (AVX-512, at x = -0.2147808 in the
-# central form) / 1.252 (AVX2, at -3.662468, the tail's), gradient 1.524 / 1.485.  The AVX2 loops are
+# central form) / 1.364 (AVX2, at -3.5990684, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
+# central; both were 1.252 and 1.485 with Horner's rule throughout, see gx_f_central).  The AVX2 loops are
 # bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
 # vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
-# another port): the central forward has ~14, the tail ~28.
+# another port): the central forward has ~14, the tail ~28; and by the Horner chain's latency (Zen 4: the
+# central forward's ~40 instructions per vector took 12 cycles).
 # Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
 
 from libc.math cimport fabs, INFINITY
@@ -935,7 +937,28 @@ cdef extern from *:
         gx_fv k = K2 != 0.0f ? GX_F_FMA(a, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
         gx_iv idx = GX_F_CASTI(GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC)));
         gx_fv u = GX_F_SUB(a, GX_F_TAB(tab[0]));             /* exact (Sterbenz; L = 0 on the first interval) */
-        gx_fv p = GX_F_TAB(tab[deg + 1]);
+        gx_fv p;
+    #if !defined(__AVX512F__)
+        if (deg >= 7) {
+            /* AVX2, whose loops wait on this chain more than on their ports: C2 + C3 u + ... in pairs on u^2,
+               then C0 + u (C1 + u h) as Horner, where the rounding matters (Zen 4, degree 7: forward and
+               gradient +2-7%, 8 FMAs for 7; degree 6, the tanh form's, lost 2-3%) */
+            gx_fv u2 = GX_F_MUL(u, u);
+            int k = deg + 1;            /* the row of C_deg */
+            if (deg % 2) {              /* C2..C_deg an even number of terms: the top pair first */
+                p = GX_F_FMA(GX_F_TAB(tab[k]), u, GX_F_TAB(tab[k - 1]));
+                k -= 2;
+            } else {
+                p = GX_F_TAB(tab[k]);
+                k -= 1;
+            }
+            for (; k >= 4; k -= 2)
+                p = GX_F_FMA(p, u2, GX_F_FMA(GX_F_TAB(tab[k]), u, GX_F_TAB(tab[k - 1])));
+            p = GX_F_FMA(p, u, GX_F_TAB(tab[2]));
+            return GX_F_FMA(p, u, GX_F_TAB(tab[1]));
+        }
+    #endif
+        p = GX_F_TAB(tab[deg + 1]);
         for (int k = deg; k >= 1; k--)
             p = GX_F_FMA(p, u, GX_F_TAB(tab[k]));
         return p;

@@ -159,7 +159,8 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # of 2026-11-23: forward R = 3.2, degree 6: 1.521 ulp (the tail's); 3.6, degree 7: 1.448 (the tail's; 3-8%
 # faster at randn sigma = 3, the same at sigma 1); 3.8: 1.727; 4.0: 2.154 (Horner's share of F).  Tanh form
 # 3.1, degree 6: 1.598 (the tail's); 3.2: 1.895; 3.4, degree 7: 1.780 (4-6% faster at sigma 3, 2-3% slower at
-# sigma 1).  Gradient: 3.5 and 4.0, degree 7: 1.485 (the tail's); 4.2: 1.871; 4.5: 2.941.
+# sigma 1).  Gradient: 3.5 and 4.0, degree 7: 1.485 (the tail's); 4.2: 1.871; 4.5: 2.941.  Those are with
+# Horner's rule; the kernels now take degree 7 in pairs on u^2 (gx_f_central): 1.364 and 1.591, central.
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
