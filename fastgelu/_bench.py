@@ -60,6 +60,9 @@ def torch_call(torch, variant, direction, x, dy):
     """A zero-argument callable running PyTorch's own kernel on (views of) the same data."""
     t, g = as_tensor(torch, x), as_tensor(torch, dy)
     o = torch.empty_like(t)
+    if t.dtype == torch.float64:    # and again right before timing: after _torch()'s warm-up alone, 1 of 5
+        # two-thread runs of tools/speed_table.py still found it slow (Zen 4)
+        torch.neg(t, out=o)
     if variant == "sigmoid":  # PyTorch has no such mode: the composite a user would write
         if direction == "fwd":
             return lambda: torch.mul(t, torch.sigmoid(1.702 * t), out=o)
