@@ -20,10 +20,6 @@ def _torch():
     except ImportError:
         return None
     torch.set_num_threads(max(1, _api.get_num_threads()))
-    # PyTorch 2.13's float64 GELU runs 3-6x slower until the process's first large float64 elementwise op
-    # (Zen 4, AVX-512 kernels: 0.05 against 0.17-0.32 Gelem/s, one thread; cause not found).  A user's
-    # process is long past that: so are the comparisons
-    torch.neg(torch.ones(1 << 18, dtype=torch.float64))
     return torch
 
 
@@ -60,8 +56,11 @@ def torch_call(torch, variant, direction, x, dy):
     """A zero-argument callable running PyTorch's own kernel on (views of) the same data."""
     t, g = as_tensor(torch, x), as_tensor(torch, dy)
     o = torch.empty_like(t)
-    if t.dtype == torch.float64:    # and again right before timing: after _torch()'s warm-up alone, 1 of 5
-        # two-thread runs of tools/speed_table.py still found it slow (Zen 4)
+    if t.dtype == torch.float64:
+        # PyTorch 2.13's float64 GELU runs 3-6x slower until the process's first large float64 elementwise op
+        # (Zen 4, AVX-512 kernels: 0.05 against 0.17-0.32 Gelem/s, one thread; cause not found).  A user's
+        # process is long past that, so the comparison is too: one such op right before timing (one at
+        # import alone left 1 of 5 two-thread runs of tools/speed_table.py slow)
         torch.neg(t, out=o)
     if variant == "sigmoid":  # PyTorch has no such mode: the composite a user would write
         if direction == "fwd":

@@ -61,8 +61,9 @@
 #   forward   F = exp(-a^2/2) (C - r(a^2)), C = 1/sqrt(2 pi) rounded, r = C - a m(a)/sqrt(2 pi) (m: Mills'
 #     ratio) rational of degree (2, 3): r/C <= 0.08, so the roundings sit in the small part; 29 vector
 #     operations against the exp form's 40 (of them 10 permutes).  AVX2: 8-17% faster at randn sigma = 3
-#     and U(-8, 8) than through the exp form; its maximum 1.252 ulp (was 1.448; the central form's is now larger).  The tanh form's: F = a T/(1 +
-#     T), T = exp(-w) < 2^-10, 1/(1 + T) = 1 - T (1 - T) to 2^-30, no division (_gelu_sigmoid.pxi).
+#     and U(-8, 8) than through the exp form; its maximum 1.252 ulp (was 1.448; the central form's is now
+#     larger).  The tanh form's: F = a T/(1 + T), T = exp(-w) < 2^-10, 1/(1 + T) = 1 - T (1 - T) to 2^-30,
+#     no division (_gelu_sigmoid.pxi).
 #   gradient  the exp form below.  A rational tail for G (C a - (C - r)/a) reached 1.92 ulp (1.76 with f
 #     carried exactly) and was no faster: the queue, not the tail, is most of a gradient tail lane's cost.
 # The exp form (the gradient's tail lanes), branch-free.  With a = min(|x|, 14.99):
@@ -939,20 +940,13 @@ cdef extern from *:
         gx_fv u = GX_F_SUB(a, GX_F_TAB(tab[0]));             /* exact (Sterbenz; L = 0 on the first interval) */
         gx_fv p;
     #if !defined(__AVX512F__)
-        if (deg >= 7) {
-            /* AVX2, whose loops wait on this chain more than on their ports: C2 + C3 u + ... in pairs on u^2,
-               then C0 + u (C1 + u h) as Horner, where the rounding matters (Zen 4, degree 7: forward and
-               gradient +2-7%, 8 FMAs for 7; degree 6, the tanh form's, lost 2-3%) */
+        if (deg >= 7 && deg % 2) {
+            /* AVX2, whose loops wait on this chain more than on their ports: C2 + C3 u + ... in pairs on u^2
+               (row k + 1 holds C_k), then C0 + u (C1 + u h) as Horner, where the rounding matters (Zen 4,
+               degree 7: forward and gradient +2-7%, 8 FMAs for 7; degree 6, the tanh form's, lost 2-3%) */
             gx_fv u2 = GX_F_MUL(u, u);
-            int k = deg + 1;            /* the row of C_deg */
-            if (deg % 2) {              /* C2..C_deg an even number of terms: the top pair first */
-                p = GX_F_FMA(GX_F_TAB(tab[k]), u, GX_F_TAB(tab[k - 1]));
-                k -= 2;
-            } else {
-                p = GX_F_TAB(tab[k]);
-                k -= 1;
-            }
-            for (; k >= 4; k -= 2)
+            p = GX_F_FMA(GX_F_TAB(tab[deg + 1]), u, GX_F_TAB(tab[deg]));
+            for (int k = deg - 1; k >= 4; k -= 2)
                 p = GX_F_FMA(p, u2, GX_F_FMA(GX_F_TAB(tab[k]), u, GX_F_TAB(tab[k - 1])));
             p = GX_F_FMA(p, u, GX_F_TAB(tab[2]));
             return GX_F_FMA(p, u, GX_F_TAB(tab[1]));
