@@ -1451,11 +1451,11 @@ cdef extern from *:
 
 cdef enum:
     _GX_Q64 = 2 * _GX_CHUNK + 8                   # a queue: up to 31 lanes, a chunk's 32 more, a vector's store
-    # a forward chunk with more lanes of one piece than this queues them by fg_queue64 (AVX-512).  Its
+    # a forward chunk with this many lanes of one piece or more queues them by fg_queue64 (AVX-512).  Its
     # compress runs on the floating-point pipes that the central loop keeps busy, so it pays only for many
     # lanes; fewer go one at a time on the integer pipes (Zen 4 kernel A/B, 1 thread: forward +10-11% at
-    # randn sigma = 2, 3 and U(-8, 8), +1% at sigma = 1; at 4, -3% at sigma = 1.  The gradient: within
-    # +-3% at sigma >= 2, -7% at sigma = 1, and AVX2 by a permute table: within +-2%; neither uses it)
+    # randn sigma = 2, 3 and U(-8, 8), +1% at sigma = 1; from 5 lanes, -3% at sigma = 1.  The gradient:
+    # within +-3% at sigma >= 2, -7% at sigma = 1, and AVX2 by a permute table: within +-2%; neither uses it)
     _GX_QUEUE64_VEC_MIN = 9
 
 cdef struct _GxDefer64:

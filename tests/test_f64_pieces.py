@@ -1,6 +1,7 @@
 """The float64 exact kernels run per chunk of 32 inputs only the pieces present (central |x| <= 1.25 or 1,
 middle up to 4, tail beyond): the central loop for every lane, the other lanes queued by piece (one at a
-time, or on AVX-512 a forward chunk's many compressed at once) and computed in batches of 32, or (many middle inputs, no tail) every lane through central and middle with a select.
+time, or on AVX-512 a forward chunk's many compressed at once) and computed in batches of 32, or (many middle
+inputs, no tail) every lane through central and middle with a select.
 Every input must get the same bits whichever way its chunk went, and stay within 4 ULP of mpmath at and
 around the piece boundaries, in every ISA build."""
 import numpy as np
