@@ -1030,11 +1030,12 @@ cdef extern from *:
     #define GX_F_DIRECT 16              /* a chunk with at least 1/16 of its lanes queued has the next one push
                                            each vector's tail lanes as it goes (gx_f_list: PUSHED) */
     #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
-    /* a chunk's tail lanes, x (gradient: and dy) and offsets, compressed */
+    /* a chunk's tail lanes and fewer than a vector's carried from the chunks before, x (gradient: and dy) and
+       offsets, compressed */
     typedef struct {
-        float x[GX_F_LIST * GX_F_W + GX_F_W] __attribute__((aligned(64)));
-        float d[GX_F_LIST * GX_F_W + GX_F_W] __attribute__((aligned(64)));
-        int i[GX_F_LIST * GX_F_W + GX_F_W] __attribute__((aligned(64)));
+        float x[GX_F_LIST * GX_F_W + 2 * GX_F_W] __attribute__((aligned(64)));
+        float d[GX_F_LIST * GX_F_W + 2 * GX_F_W] __attribute__((aligned(64)));
+        int i[GX_F_LIST * GX_F_W + 2 * GX_F_W] __attribute__((aligned(64)));
     } gx_f_tailq;
 
     /* appends the lanes m of a vector at offset base (bv: base in every lane; the AVX2 loop keeps it as a
@@ -1186,13 +1187,13 @@ cdef extern from *:
     } gx_f_list;
     enum { GX_F_LISTED = 0, GX_F_PUSHED = 1, GX_F_SUMMED = 2 };
 
-    /* one chunk [i, end) of whole vectors; returns the number of queued lanes (in q), and in *tiny whether a
-       forward chunk had lanes <= TINY */
+    /* one chunk [i, end) of whole vectors, after nq lanes queued before it; returns the number of queued lanes
+       (in q), and in *tiny whether a forward chunk had lanes <= TINY */
     static inline __attribute__((always_inline)) int gx_f_central_chunk(const float* x, const float* dy, float* y,
                                                                        ptrdiff_t i, ptrdiff_t end, gx_f_list* L,
                                                                        gx_f_tailq* q, const int kind,
                                                                        const int mode, const int per_vector,
-                                                                       int* tiny) {
+                                                                       int nq, int* tiny) {
         const int grad = kind == GX_F_EXACT_GRAD;
         /* Forwards test for tiny lanes per chunk (the least a, one operation a vector, where the test per
            vector took two and a branch: AVX-512 forwards 7-11% faster at sigma = 1, 7% at 3) and redo them
@@ -1201,7 +1202,7 @@ cdef extern from *:
            microcode assists in them, 40x slower) */
         const int chk = grad || per_vector || mode == GX_F_PUSHED;
         const ptrdiff_t i0 = i;
-        int nv = 0, ns = 0, nq = 0;
+        int nv = 0, ns = 0;
         gx_fv acc = GX_F_SET1(0.0f), accy = GX_F_SET1(0.0f), acca = GX_F_SET1(1.0f);
     #if !defined(__AVX512F__)
         gx_iv bv = GX_F_SET1I((int)i);
@@ -1281,33 +1282,44 @@ cdef extern from *:
 
     /* forward (dy NULL) or gradient over n <= GX_F_SEG elements; y may be x or dy (a vector is loaded, and
        listed, before its result is stored; a queued result lands below every address read later).  The
-       queued lanes are computed a vector at a time after each chunk: no branch on how full a queue is (AVX2
-       with one: sigma = 3 at 0.8 Gelem/s) */
+       queued lanes are computed a vector at a time after each chunk, whole vectors only, the rest carried to
+       the next chunk's (a partial vector's exp form after every chunk cost the AVX-512 gradient 6% at sigma = 3,
+       where a chunk queues ~6 lanes; the forwards 2-3%).  No branch on how full a queue is inside the loop
+       (AVX2 with one: sigma = 3 at 0.8 Gelem/s) */
     static inline __attribute__((always_inline)) void gx_f_central_seg(const float* x, const float* dy, float* y,
                                                                        ptrdiff_t n, const int kind) {
         const int grad = kind == GX_F_EXACT_GRAD;
         gx_f_list L;
         gx_f_tailq q;
         ptrdiff_t i = 0;
-        int mode = GX_F_SUMMED, quiet = 2, tiny = 0;
+        int mode = GX_F_SUMMED, quiet = 2, tiny = 0, nq = 0;
         while (n - i >= GX_F_W) {
             ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
-            int nq, seen = tiny;
+            int nq0 = nq, seen = tiny;
             tiny = 0;
             if (mode == GX_F_SUMMED)
-                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, &tiny);
+                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, nq, &tiny);
             else if (mode == GX_F_PUSHED)
-                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, &tiny);
+                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, nq, &tiny);
             else if (seen)
-                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, &tiny);
+                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, nq, &tiny);
             else
-                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, &tiny);
-            if (nq)
-                gx_f_tailq_flush(&q, nq, y, kind);
-            quiet = nq == 0 && !tiny ? quiet + 1 : 0;
-            mode = quiet >= 2 ? GX_F_SUMMED : nq * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
+                nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, nq, &tiny);
+            int full = nq & -GX_F_W, added = nq - nq0;
+            if (full) {
+                gx_f_tailq_flush(&q, full, y, kind);
+                GX_F_STORE(q.x, GX_F_LOADU(q.x + full));
+                if (grad)
+                    GX_F_STORE(q.d, GX_F_LOADU(q.d + full));
+                GX_F_STORE((float*)q.i, GX_F_LOADU((const float*)(q.i + full)));
+                nq -= full;
+            }
+            quiet = added == 0 && !tiny ? quiet + 1 : 0;
+            mode = quiet >= 2 ? GX_F_SUMMED : added * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
             i += (end - i) & -(ptrdiff_t)GX_F_W;
         }
+        if (nq)
+            gx_f_tailq_flush(&q, nq, y, kind);
         if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
             gx_fm m;
             GX_F_TAILMASK(k, n - i);

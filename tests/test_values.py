@@ -113,9 +113,10 @@ def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
     """The float32 central form (AVX-512: the exact kernels and the tanh form's forward; AVX2: the exact and
     tanh forwards) computes |x| up to R (AVX-512 R ~ 5-6; AVX2 3.1-3.6) without exp and queues the other
     lanes (AVX-512: x < -R; AVX2: |x| > R; -inf; for the gradient also NaN x and results that are not
-    finite) for the exp form, a vector at a time, their results scattered back after each chunk of 64
-    vectors.  Every lane must get the bits it gets alone, at any density of such lanes, across chunk ends,
-    in place on x or on dy (the queue keeps its own copy)."""
+    finite) for the exp form, a whole vector at a time after each chunk of 64 vectors, their results
+    scattered back (a partial vector's lanes wait for later chunks, or the call's end).  Every lane must
+    get the bits it gets alone, at any density of such lanes, across chunk ends, in place on x or on dy
+    (the queue keeps its own copy)."""
     n = 5013
     x = rng.standard_normal(n) * 2
     tail = rng.random(n) < frac
