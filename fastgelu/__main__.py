@@ -148,7 +148,7 @@ def in_place_extra_bytes(mib):
 
 
 def cmd_bench(args):
-    from . import _bench, _contention
+    from . import _bench, _contention, _scaling
     watch = _contention.Watch()  # other processes' CPU use during the run
     torch = _bench._torch()
     rows = workloads(args.quick)
@@ -161,11 +161,18 @@ def cmd_bench(args):
     tgt = targets(results, args.quick, bar)
     bar.set_description("processes at once")
     tgt += _contention.bench_targets(args.quick)
+    bar.set_description("thread scaling")
+    scaling = _scaling.measure(1 << 22, 1, torch=torch, rounds=3 if args.quick else 5)
+    scaling_state = fastgelu.ufuncs._kernels._backoff()
     busy = watch.verdict()
     bar.update(5)
     bar.close()
 
     print(report(results, tgt, args.quick, busy))
+    print("")
+    print("Threads: float32 exact forward, 4,194,304 elements, randn*1, Gelem/s by thread count")
+    print("\n".join("  " + line for line in _scaling.table(scaling)))
+    print("  " + _scaling.reading(scaling, scaling_state))
     if busy:
         print(busy)
     if args.plot:

@@ -9,6 +9,7 @@ import os
 import time
 
 N = 262144  # 256K float32: in cache, compute bound, ~0.3 ms per call on one thread
+last_threads = []  # per process of the last aggregate(): the threads a call would use when it stopped
 
 
 def _worker(impl, threads, n, seconds, barrier, results, adaptive=True):
@@ -44,7 +45,8 @@ def _worker(impl, threads, n, seconds, barrier, results, adaptive=True):
         calls += 1
         if calls & 7 == 0 and time.perf_counter() >= end:
             break
-    results.put(calls * n / (time.perf_counter() - t0))
+    rate = calls * n / (time.perf_counter() - t0)
+    results.put((rate, fastgelu.get_num_threads() if impl != "torch" else torch.get_num_threads()))
 
 
 def aggregate(processes, threads=0, impl="fastgelu", n=N, seconds=1.0, adaptive=True):
@@ -58,7 +60,9 @@ def aggregate(processes, threads=0, impl="fastgelu", n=N, seconds=1.0, adaptive=
     for p in procs:
         p.start()
     try:
-        rates = [results.get(timeout=120 + 4 * seconds) for _ in procs]
+        got = [results.get(timeout=120 + 4 * seconds) for _ in procs]
+        rates = [r for r, _ in got]
+        last_threads[:] = [t for _, t in got]
     finally:
         for p in procs:
             p.join(timeout=30)

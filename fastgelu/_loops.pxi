@@ -83,17 +83,27 @@ cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, 
 # How many threads a call may use is the smallest of: OpenMP's limit for the calling thread
 # (omp_get_max_threads: OMP_NUM_THREADS, threadpoolctl, the affinity mask), fastgelu.set_num_threads, the
 # process's CPU budget (affinity mask and cgroup CPU quota, from fastgelu._threads; not applied when
-# OMP_NUM_THREADS is set), and a back-off cap while the machine is oversubscribed (below).
+# OMP_NUM_THREADS is set), and two caps that follow the machine (below). Each is a ceiling: nothing here
+# ever raises a team above what the user allowed.
 #
-# Back-off: when other processes (or another OpenMP runtime's spinning workers) hold the cores, a team's
-# workers start late and every call waits at the closing barrier for the scheduler -- measured here, 2
-# processes x 2 threads on 2 cores ran 60x slower than 2 x 1 thread. Each parallel call therefore times
-# its pieces; when the slowest finished much later than the fastest (the team gained less than ~1.3x over
-# one thread; twice in a row unless calls were late recently), calls use half the threads for a while
-# (BACKOFF_MIN_NS, doubling while it persists up to BACKOFF_MAX_NS), then one call tries the whole team
-# again. On a quiet machine pieces end together and nothing changes. Lowering OpenMP's spin-wait instead
-# (OMP_WAIT_POLICY=passive) was measured: it fixes 2 processes but halves quiet 1->2 thread scaling, since
-# every call then wakes a sleeping worker; and it cannot be set once torch has loaded libgomp.
+# Load cap. A team collapses when the machine has more runnable threads than CPUs: its master waits at the
+# closing barrier for a worker the scheduler has not run, while idle OpenMP workers elsewhere spin. The
+# kernel counts the runnable threads of the whole machine (the 4th field of /proc/loadavg, R/T), so every
+# LOAD_PERIOD_NS a call samples it -- from inside its parallel region, where the team's own threads are all
+# runnable, so the others are that count less the team. With more runnable threads than usable CPUs at
+# two samples in a row the call's successors take their proportional share, used * usable / (used +
+# others); with CPUs idle, they take back half of the idle ones per sample up to the full team. P processes on C cores settle at about
+# C / P threads each (1 each from P >= C), a quiet machine keeps its whole team, and the sample costs one
+# pread of a small proc file every few milliseconds (calls capped to one thread sample on the calling
+# thread). Tasks on CPUs outside the affinity mask count in proportion to the CPUs the mask holds.
+#
+# Back-off. Where the count cannot see the contention (a hypervisor's other guests; a worker asleep so long
+# that waking it costs more than its piece, as on a VM that halts idle vCPUs), the call's own timing
+# does: a worker that started its piece more than half a piece (plus LATE_SLACK_NS) after the call began
+# made the team slower than fewer threads. Start times do not depend on the data, so pieces of uneven work
+# (wide inputs, sorted inputs, memory-bound pieces) are never late. After two late calls in a row (one
+# while calls were late recently) calls use half the threads for BACKOFF_MIN_NS, doubling while it
+# persists up to BACKOFF_MAX_NS, then one call tries the whole team again.
 
 # Below this many elements a call runs on the calling thread: waking the OpenMP team costs about as much
 # as computing ~4K elements. tools/measure_threshold.py, 2 threads, Zen 5: the team is break-even at 4,096
@@ -106,19 +116,86 @@ cdef bint _forked_child = False   # GNU libgomp's pool does not survive fork(): 
 cdef extern from *:
     """
     #include <time.h>
+    #ifdef __linux__
+    #include <fcntl.h>
+    #include <sched.h>
+    #include <unistd.h>
+    #endif
     static inline long long fg_now_ns(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     }
-    /* One parallel call's clock: the start, and when each of the first FG_TEAM_MAX pieces ended. Each
-       thread writes only its own slots, the calling thread reads them after the closing barrier. */
-    #define FG_TEAM_MAX 64
-    typedef struct { long long t0; int nt; long long end[FG_TEAM_MAX]; } fg_team;
-    static inline void fg_team_begin(fg_team* t, int nt) {
+
+    /* Runnable threads on the machine now, from an open /proc/loadavg ("0.52 0.58 0.59 3/1018 4242": the
+       3); -1 where there is none. pread at offset 0 makes the kernel write the line afresh. */
+    static int fg_loadavg_fd = -1;
+    static inline int fg_loadavg_fd_open(void) { return fg_loadavg_fd >= 0; }
+    static int fg_runnable(void) {
+    #ifdef __linux__
+        char buf[128];
+        int fd = fg_loadavg_fd, field = 0, v = -1;
+        if (fd < 0) return -1;
+        ssize_t len = pread(fd, buf, sizeof buf - 1, 0);
+        if (len <= 0) return -1;
+        for (ssize_t i = 0; i < len; i++) {
+            if (buf[i] == ' ') { field++; continue; }
+            if (field == 3) {
+                if (buf[i] < '0' || buf[i] > '9') break;
+                v = (v < 0 ? 0 : v * 10) + (buf[i] - '0');
+            } else if (field > 3) break;
+        }
+        return v;
+    #else
+        return -1;
+    #endif
+    }
+    /* Point the sampler at a file (a test's fake loadavg), or at nothing (path NULL); 1 when open. */
+    static int fg_load_source(const char* path) {
+    #ifdef __linux__
+        int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1, old = fg_loadavg_fd;
+        fg_loadavg_fd = fd;
+        if (old >= 0) close(old);
+        return fd >= 0;
+    #else
+        (void)path; return 0;
+    #endif
+    }
+    /* CPUs in the calling thread's affinity mask, and online in the machine (0 where unknown). */
+    static int fg_cpus_usable(void) {
+    #if defined(__linux__) && defined(CPU_COUNT)
+        cpu_set_t s;
+        if (sched_getaffinity(0, sizeof s, &s) == 0) return CPU_COUNT(&s);
+    #endif
+        return 0;
+    }
+    static int fg_cpus_online(void) {
+    #ifdef _SC_NPROCESSORS_ONLN
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (int)n : 0;
+    #else
+        return 0;
+    #endif
+    }
+
+    /* One parallel call's clock: the start, when each of the first FG_TEAM_MAX pieces started and ended,
+       and (when `sample` was set) the machine's runnable threads read at the start of piece 0, while the
+       whole team is runnable. Each thread writes only its own slots; the calling thread reads them after
+       the closing barrier. */
+    #define FG_TEAM_MAX 256
+    typedef struct {
+        long long t0; int nt; int want; int sample; int runnable;
+        long long start[FG_TEAM_MAX]; long long end[FG_TEAM_MAX];
+    } fg_team;
+    static inline void fg_team_begin(fg_team* t, int nt) {   /* keeps `sample` and `want` */
         t->nt = nt < FG_TEAM_MAX ? nt : FG_TEAM_MAX;
-        for (int i = 0; i < t->nt; i++) t->end[i] = 0;
+        for (int i = 0; i < t->nt; i++) t->start[i] = t->end[i] = 0;
+        t->runnable = -1;
         t->t0 = fg_now_ns();
+    }
+    static inline void fg_team_start(fg_team* t, long long k) {
+        if (k < FG_TEAM_MAX) t->start[k] = fg_now_ns();
+        if (k == 0 && t->sample) t->runnable = fg_runnable();
     }
     static inline void fg_team_done(fg_team* t, long long k) {
         if (k < FG_TEAM_MAX) t->end[k] = fg_now_ns();
@@ -127,15 +204,37 @@ cdef extern from *:
     ctypedef struct fg_team:
         long long t0
         int nt
-        long long end[64]
+        int want
+        int sample
+        int runnable
+        long long start[256]
+        long long end[256]
     long long fg_now_ns() nogil
+    int fg_runnable() nogil
+    int fg_loadavg_fd_open() nogil
+    int fg_load_source(const char*) nogil
+    int fg_cpus_usable() nogil
+    int fg_cpus_online() nogil
     void fg_team_begin(fg_team*, int) nogil
+    void fg_team_start(fg_team*, long long) nogil
     void fg_team_done(fg_team*, long long) nogil
 
+cdef bint _adaptive = True
+
+# load cap
+cdef long long LOAD_PERIOD_NS = 4000000      # a sample every 4 ms at most (~3 us each)
+cdef long long _next_sample = 0              # fg_now_ns() from which the next call samples
+cdef int _load_cap = 0                       # threads the last sample allows; 0 = the whole team
+cdef int _cpus_online = 0, _cpus_usable = 0  # test overrides (0: ask the system at each sample)
+cdef int _last_runnable = -1, _last_usable = 0, _last_online = 0
+cdef long long _samples = 0, _load_capped = 0
+cdef bint _overloaded = False                # the last sample saw more runnable threads than CPUs
+cdef int _trace[32][4]                       # the last 32 samples: runnable, used, usable, cap (0 = none)
+
+# back-off
 cdef long long BACKOFF_MIN_NS = 100000000    # 100 ms
 cdef long long BACKOFF_MAX_NS = 1000000000   # 1 s: on a still-busy machine, one late call a second
 cdef long long LATE_SLACK_NS = 50000         # lateness below 50 us is noise, whatever the piece size
-cdef bint _adaptive = True
 cdef int _backoff_cap = 0                    # threads allowed while backing off; 0 = no cap
 cdef long long _backoff_until = 0            # fg_now_ns() when the cap ends
 cdef long long _backoff_ns = 0               # length of the last back-off (doubles while late)
@@ -150,7 +249,8 @@ cdef long long _late_calls = 0, _team_calls = 0
 cdef int _judged_nt = 0                      # team size of the last parallel call (see team_report)
 
 
-cdef inline int threads_for(npy_intp n) noexcept nogil:
+cdef inline int threads_wanted(npy_intp n) noexcept nogil:
+    """The user's limits for a call of n elements, before the caps that follow the machine."""
     if n < PARALLEL_MIN or _forked_child:
         return 1
     cdef int nt = omp_get_max_threads()
@@ -159,9 +259,6 @@ cdef inline int threads_for(npy_intp n) noexcept nogil:
             nt = _user_threads
     elif 0 < _budget_threads < nt:
         nt = _budget_threads
-    if _backoff_cap > 0 and _backoff_cap < nt:
-        if fg_now_ns() < _backoff_until:
-            nt = _backoff_cap
     # every thread gets at least half the threshold, so a call just above it does not pay for a team
     cdef npy_intp cap = n // (PARALLEL_MIN // 2)
     if nt > cap:
@@ -169,20 +266,104 @@ cdef inline int threads_for(npy_intp n) noexcept nogil:
     return nt if nt > 1 else 1
 
 
+cdef inline int threads_capped(int nt) noexcept nogil:
+    if _load_cap > 0 and _load_cap < nt:
+        nt = _load_cap
+    if _backoff_cap > 0 and _backoff_cap < nt:
+        if fg_now_ns() < _backoff_until:
+            nt = _backoff_cap
+    return nt
+
+
+cdef inline int threads_allowed(npy_intp n) noexcept nogil:
+    """Threads a call of n elements would use now (no side effects)."""
+    return threads_capped(threads_wanted(n))
+
+
+cdef inline bint sample_due() noexcept nogil:
+    global _next_sample
+    if not _adaptive or fg_loadavg_fd_open() == 0:
+        return False
+    cdef long long now = fg_now_ns()
+    if now < _next_sample:
+        return False
+    _next_sample = now + LOAD_PERIOD_NS   # racy between calling threads: at worst two samples, not none
+    return True
+
+
+cdef inline int threads_for(npy_intp n, fg_team* team) noexcept nogil:
+    """Threads for a call of n elements; sets up `team` for the parallel path (a call that the load cap
+    keeps on one thread samples the load here instead, on the calling thread)."""
+    cdef int want = threads_wanted(n)
+    cdef int nt = threads_capped(want)
+    cdef bint sample = want > 1 and sample_due()
+    if nt == 1 and sample:
+        load_report(fg_runnable(), 1, want)
+        sample = False
+    team.sample = sample
+    team.want = want
+    return nt
+
+
+cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
+    """A load sample taken while `used` threads of this call were runnable, for a call that wanted `want`:
+    sets the load cap for the calls that follow."""
+    global _load_cap, _last_runnable, _last_usable, _last_online, _samples, _load_capped, _overloaded
+    if runnable <= 0 or not _adaptive:
+        return
+    cdef int usable = _cpus_usable if _cpus_usable > 0 else fg_cpus_usable()
+    cdef int online = _cpus_online if _cpus_online > 0 else fg_cpus_online()
+    if online <= 0:
+        return
+    if usable <= 0 or usable > online:
+        usable = online
+    _samples += 1
+    _last_runnable, _last_usable, _last_online = runnable, usable, online
+    cdef long long others = runnable - used, cap
+    if others < 0:
+        others = 0
+    if usable < online:   # of the tasks on the machine, those on our CPUs, if spread evenly
+        others = (others * usable + online - 1) // online
+    if used + others > usable:
+        # a lone overloaded sample is a passing task (a daemon, another runtime's workers spinning down
+        # after its last call): the cap starts at the second in a row
+        if not _overloaded and _load_cap == 0:
+            _overloaded = True
+            cap = want
+        else:
+            cap = used * usable // (used + others)
+            if cap < 1:
+                cap = 1
+        _overloaded = True
+    else:
+        _overloaded = False
+        cap = used + (usable - used - others + 1) // 2
+    if cap >= want:
+        _load_cap = 0
+    else:
+        _load_cap = <int>cap
+        _load_capped += 1
+    cdef int* row = _trace[(_samples - 1) % 32]
+    row[0], row[1], row[2], row[3] = runnable, used, usable, _load_cap
+
+
 cdef inline void team_report(const fg_team* t) noexcept nogil:
-    """After a parallel call: back off when its slowest piece ended far behind its fastest."""
+    """After a parallel call: its load sample, then the back-off when a worker started far behind."""
     global _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
     global _judged_nt, _on_time
-    cdef long long first = 0, last = 0, e
-    cdef int i
+    cdef long long lag = 0, work = 0, e, s
+    cdef int i, pieces = 0
+    if t.sample:
+        load_report(t.runnable, t.nt, t.want)
     for i in range(t.nt):
         e = t.end[i]
-        if e:                     # 0: an empty piece (or one past FG_TEAM_MAX)
-            if first == 0 or e < first:
-                first = e
-            if e > last:
-                last = e
-    if first == 0:
+        s = t.start[i]
+        if e and s:               # 0: an empty piece (or one past FG_TEAM_MAX)
+            pieces += 1
+            work += e - s
+            if s - t.t0 > lag:
+                lag = s - t.t0
+    if pieces == 0:
         return
     _team_calls += 1
     if not _adaptive:
@@ -193,8 +374,8 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
         _judged_nt = t.nt
         return
     cdef long long now = fg_now_ns()
-    # the fastest piece is what a piece costs; the team is late when the call took 1.5x that (plus slack)
-    if 2 * (last - t.t0) <= 3 * (first - t.t0) + 2 * LATE_SLACK_NS:
+    # late: a worker started more than half the mean piece after the call began
+    if 2 * pieces * lag <= work + 2 * pieces * LATE_SLACK_NS:
         _strikes = 0
         _on_time += 1
         if _backoff_cap > 0 and now >= _backoff_until:
@@ -243,31 +424,59 @@ def _parallel_min(n=None):
 
 def _max_threads():
     """Threads a large call would use now, from the calling thread."""
-    return threads_for(PARALLEL_MIN * 1024)
+    return threads_allowed(PARALLEL_MIN * 1024)
 
 
-def _backoff(adaptive=None, late=None, reset=False):
-    """Back-off state and test hooks. adaptive: turn it on/off; late=(start, ends, nt): report a parallel
-    call's clock (fg_now_ns values) as the loops do; reset: forget any back-off. Returns the state."""
+def _load_source(path="/proc/loadavg"):
+    """Where load samples come from: a loadavg-format file (tests pass a fake one), or None for no samples.
+    Returns whether it could be opened."""
+    if path is None:
+        return bool(fg_load_source(NULL))
+    cdef bytes p = _os.fsencode(path)
+    return bool(fg_load_source(p))
+
+
+def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
+    """State of the policy, and test hooks that drive it as the loops do. adaptive: switch both caps on/off;
+    late=(t0, starts, ends, nt): report a parallel call's clock (fg_now_ns values; 0 = an empty piece);
+    load=(runnable, used, want): report a load sample taken while `used` threads of a call that wanted
+    `want` were runnable; cpus=(usable, online): the CPU counts the samples are judged against ((0, 0): ask
+    the system); reset: forget both caps and the counters."""
     global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
-    global _judged_nt, _on_time
+    global _judged_nt, _on_time, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
+    global _last_runnable, _last_usable, _last_online, _overloaded
     cdef fg_team t
     if adaptive is not None:
         _adaptive = bool(adaptive)
+        if not _adaptive:
+            _load_cap = _backoff_cap = 0
+    if cpus is not None:
+        _cpus_usable, _cpus_online = int(cpus[0]), int(cpus[1])
     if reset:
-        _backoff_cap = _strikes = _on_time = 0
-        _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = 0
+        _backoff_cap = _strikes = _on_time = _load_cap = 0
+        _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = 0
+        _samples = _load_capped = _last_usable = _last_online = _overloaded = 0
+        _last_runnable = -1
+    if load is not None:
+        load_report(int(load[0]), int(load[1]), int(load[2]))
     if late is not None:
-        start, ends, nt = late
+        t0, starts, ends, nt = late
+        t.sample = 0
+        t.want = nt
         fg_team_begin(&t, nt)
-        t.t0 = start
-        for i, e in enumerate(ends[:64]):
-            t.end[i] = e
+        t.t0 = t0
+        for i in range(min(t.nt, len(ends))):
+            t.start[i] = starts[i]
+            t.end[i] = ends[i]
         team_report(&t)
     now = fg_now_ns()
     return {"adaptive": bool(_adaptive), "cap": _backoff_cap if now < _backoff_until else 0,
             "remaining_s": max(0, _backoff_until - now) / 1e9 if _backoff_cap else 0.0,
             "late_calls": _late_calls, "team_calls": _team_calls, "now_ns": now,
+            "load_cap": _load_cap, "samples": _samples, "load_capped": _load_capped,
+            "runnable": _last_runnable, "usable": _last_usable, "online": _last_online,
+            "sampling": bool(fg_loadavg_fd_open()),
+            "trace": [tuple(_trace[i % 32][j] for j in range(4)) for i in range(max(0, _samples - 32), _samples)],
             "user": _user_threads, "budget": _budget_threads, "openmp": omp_get_max_threads(),
             "forked": bool(_forked_child)}
 
@@ -283,6 +492,7 @@ OPENMP = bool(FASTGELU_OPENMP)
 
 from fastgelu import _threads as _threads_mod
 _set_budget(_threads_mod.default_budget()[0])
+_load_source()
 
 
 # ---- storage types and conversions -------------------------------------------------------------------
@@ -582,7 +792,7 @@ cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* ste
                           stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sy = steps[1], per, start, k
     cdef fg_team team
-    cdef int nt = threads_for(n)
+    cdef int nt = threads_for(n, &team)
     if nt > 1 and overlaps(args[0], sx, args[1], sy, n):
         nt = 1
     if nt == 1:
@@ -591,6 +801,7 @@ cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* ste
         per = piece_len(n, nt)
         fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
+            fg_team_start(&team, k)
             start = k * per
             if start < n:
                 fwd_piece_env(args[0] + start * sx, args[1] + start * sy, sx, sy,
@@ -603,7 +814,7 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
                            stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sx = steps[0], sd = steps[1], sy = steps[2], per, start, k
     cdef fg_team team
-    cdef int nt = threads_for(n)
+    cdef int nt = threads_for(n, &team)
     if nt > 1 and (overlaps(args[0], sx, args[2], sy, n) or overlaps(args[1], sd, args[2], sy, n)):
         nt = 1
     if nt == 1:
@@ -612,6 +823,7 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
         per = piece_len(n, nt)
         fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
+            fg_team_start(&team, k)
             start = k * per
             if start < n:
                 grad_piece_env(args[0] + start * sx, args[1] + start * sd, args[2] + start * sy, sx, sd, sy,
@@ -683,15 +895,16 @@ cdef inline void bias_piece_env(char* px, char* pb, char* pd, char* py, npy_intp
 
 cdef inline void bias_run(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
                           npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
-    cdef int nt = threads_for(n)
-    cdef npy_intp per, start, k
     cdef fg_team team
+    cdef int nt = threads_for(n, &team)
+    cdef npy_intp per, start, k
     if nt == 1:
         bias_piece_env(px, pb, pd, py, 0, n, width, sd, r, v, grad)
     else:
         per = piece_len(n, nt)
         fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
+            fg_team_start(&team, k)
             start = k * per
             if start < n:
                 bias_piece_env(px, pb, pd, py, start, per if n - start > per else n - start, width, sd, r,

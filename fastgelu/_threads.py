@@ -127,7 +127,11 @@ def explain(state):
         nt, why = omp, "OpenMP's limit for this thread (threadpoolctl or omp_set_num_threads)"
     else:
         nt, why = omp, default_budget()[1] if cap else "OpenMP's default"
+    load = state.get("load_cap", 0)
+    if 0 < load < nt and not (0 < state["cap"] < load):
+        return (f"{load}: the machine is busy ({state['runnable']} runnable threads on {state['online']} CPUs "
+                f"at the last sample, {state['usable']} usable here); otherwise {nt} from {why}")
     if 0 < state["cap"] < nt:
         return (f"{state['cap']}: backing off for {state['remaining_s']:.2f} s more, parallel calls ran late "
-                f"(other processes hold the cores); otherwise {nt} from {why}")
+                f"(workers started behind the call); otherwise {nt} from {why}")
     return f"{nt}: {why}"

@@ -46,6 +46,7 @@ def test_bench_quick_report(tmp_path):
     assert "issue" not in out.lower() and "Targets" not in out  # no tracker numbers in a user's report
     assert "3,072" in out and "262,144" in out and "randn*3" in out  # wide inputs measured too
     assert "vs numpy" in out  # SciPy is in the test extra
+    assert "Threads: float32 exact forward" in out and "from 1 to" in out  # thread scaling
     assert "[" in res.stderr or "it/s" in res.stderr or "row" in res.stderr  # progress on stderr
 
 
