@@ -26,10 +26,14 @@ def openmp():
         pytest.skip("built without OpenMP")
 
 
-@pytest.mark.parametrize("processes", [2, 4])
-def test_processes_default_threads(benchmark, processes):
-    """Goal: default threads >= 0.85x the aggregate of the same processes at 1 thread each."""
+@pytest.mark.parametrize("omp", ["", "8"])
+@pytest.mark.parametrize("processes", [2, 4, 8])
+def test_processes_default_threads(benchmark, processes, omp, monkeypatch):
+    """Goal: default threads (OMP_NUM_THREADS=omp in each process when set) >= 0.85x the aggregate of the
+    same processes at 1 thread each."""
     openmp()
+    if omp:
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)   # spawned processes inherit it
     s = seconds(benchmark)
     one = _contention.aggregate(processes, 1, seconds=s)
     default = benchmark.pedantic(_contention.aggregate, args=(processes, 0), kwargs={"seconds": s},
@@ -46,6 +50,52 @@ def test_processes_default_threads(benchmark, processes):
     print(f"\n{processes} processes, 256K f32, Gelem/s: " + ", ".join(f"{k} {v:.2f}" for k, v in info.items()))
     if not benchmark.disabled:
         assert default >= 0.85 * one, info
+
+
+def test_team_larger_than_the_machine(benchmark):
+    """Goal: a process with OMP_NUM_THREADS=16 on a machine with fewer CPUs runs 4M float32 at >= 0.85x its
+    speed with as many threads as CPUs (its team shrinks to the CPUs the load samples find)."""
+    import subprocess
+    import sys
+    openmp()
+    cpus = _contention.affinity()
+    if cpus >= 16:
+        pytest.skip("16 or more CPUs: a team of 16 fits")
+    code = ("import json; from fastgelu import _scaling; "
+            f"r = _scaling.measure(1 << 22, 1, counts=[{cpus}, 16], rounds={1 if benchmark.disabled else 5}); "
+            "print(json.dumps(r['fastgelu']))")
+    env = dict(os.environ, OMP_NUM_THREADS="16")
+    out = benchmark.pedantic(subprocess.run, args=([sys.executable, "-c", code],),
+                             kwargs={"capture_output": True, "text": True, "env": env, "check": True,
+                                     "cwd": "/", "timeout": 300}, rounds=1, iterations=1)
+    import json
+    rates = {int(k): v for k, v in json.loads(out.stdout).items()}
+    benchmark.group = "team-of-16"
+    benchmark.extra_info.update({f"threads_{k}_gelems": v for k, v in rates.items()})
+    print(f"\nOMP_NUM_THREADS=16 on {cpus} CPUs, 4M f32, Gelem/s: {cpus} threads {rates[cpus]:.2f}, "
+          f"16 threads {rates[16]:.2f}: {rates[16] / rates[cpus]:.2f}x")
+    if not benchmark.disabled:
+        assert rates[16] >= 0.85 * rates[cpus]
+
+
+def test_policy_cost_on_a_quiet_machine(benchmark):
+    """Goal: on a quiet machine the policy costs <= 10% against the same build with its caps off, at every
+    thread count from 1 to the CPUs (4M float32, sigma 1 and 3)."""
+    from fastgelu import _scaling
+    openmp()
+    rounds = 1 if benchmark.disabled else 5
+    res = {}
+    for sigma in (1, 3):
+        res[sigma] = _scaling.measure(1 << 22, sigma, rounds=rounds, adaptive=None,
+                                      min_round=0.002 if benchmark.disabled else 0.02)
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    benchmark.group = "policy-cost"
+    worst = min(r["fastgelu"][t] / r["fastgelu (fixed)"][t] for r in res.values() for t in r["fastgelu"])
+    benchmark.extra_info["worst_ratio"] = worst
+    for sigma, r in res.items():
+        print(f"\nsigma {sigma}:\n" + "\n".join(_scaling.table(r)))
+    if not benchmark.disabled:
+        assert worst >= 0.9
 
 
 def test_busy_core(benchmark):

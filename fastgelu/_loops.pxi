@@ -92,7 +92,8 @@ cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, 
 # LOAD_PERIOD_NS a call samples it -- from inside its parallel region, where the team's own threads are all
 # runnable, so the others are that count less the team. With more runnable threads than usable CPUs at
 # two samples in a row the call's successors take their proportional share, used * usable / (used +
-# others); with CPUs idle, they take back half of the idle ones per sample up to the full team. P processes on C cores settle at about
+# others); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
+# the full team. P processes on C cores settle at about
 # C / P threads each (1 each from P >= C), a quiet machine keeps its whole team, and the sample costs one
 # pread of a small proc file every few milliseconds (calls capped to one thread sample on the calling
 # thread). Tasks on CPUs outside the affinity mask count in proportion to the CPUs the mask holds.
@@ -229,6 +230,7 @@ cdef int _cpus_online = 0, _cpus_usable = 0  # test overrides (0: ask the system
 cdef int _last_runnable = -1, _last_usable = 0, _last_online = 0
 cdef long long _samples = 0, _load_capped = 0
 cdef bint _overloaded = False                # the last sample saw more runnable threads than CPUs
+cdef int _calm = 0                           # samples in a row that found CPUs idle
 cdef int _trace[32][4]                       # the last 32 samples: runnable, used, usable, cap (0 = none)
 
 # back-off
@@ -308,7 +310,7 @@ cdef inline int threads_for(npy_intp n, fg_team* team) noexcept nogil:
 cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
     """A load sample taken while `used` threads of this call were runnable, for a call that wanted `want`:
     sets the load cap for the calls that follow."""
-    global _load_cap, _last_runnable, _last_usable, _last_online, _samples, _load_capped, _overloaded
+    global _load_cap, _last_runnable, _last_usable, _last_online, _samples, _load_capped, _overloaded, _calm
     if runnable <= 0 or not _adaptive:
         return
     cdef int usable = _cpus_usable if _cpus_usable > 0 else fg_cpus_usable()
@@ -319,7 +321,7 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
         usable = online
     _samples += 1
     _last_runnable, _last_usable, _last_online = runnable, usable, online
-    cdef long long others = runnable - used, cap
+    cdef long long others = runnable - used, cap, spare
     if others < 0:
         others = 0
     if usable < online:   # of the tasks on the machine, those on our CPUs, if spread evenly
@@ -335,9 +337,17 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
             if cap < 1:
                 cap = 1
         _overloaded = True
+        _calm = 0
     else:
         _overloaded = False
-        cap = used + (usable - used - others + 1) // 2
+        spare = usable - used - others
+        _calm = _calm + 1 if spare > 0 else 0
+        if _load_cap == 0:
+            cap = want      # not capped: nothing to take back
+        elif spare <= 0 or _calm < 2:
+            cap = used      # grow only at the second sample in a row with CPUs idle: a lone gap between
+        else:               # busy ones (a process of many between two calls) lends no CPU
+            cap = used + (spare + 1) // 2
     if cap >= want:
         _load_cap = 0
     else:
@@ -444,7 +454,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     the system); reset: forget both caps and the counters."""
     global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
     global _judged_nt, _on_time, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
-    global _last_runnable, _last_usable, _last_online, _overloaded
+    global _last_runnable, _last_usable, _last_online, _overloaded, _calm
     cdef fg_team t
     if adaptive is not None:
         _adaptive = bool(adaptive)
@@ -455,7 +465,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     if reset:
         _backoff_cap = _strikes = _on_time = _load_cap = 0
         _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = 0
-        _samples = _load_capped = _last_usable = _last_online = _overloaded = 0
+        _samples = _load_capped = _last_usable = _last_online = _overloaded = _calm = 0
         _last_runnable = -1
     if load is not None:
         load_report(int(load[0]), int(load[1]), int(load[2]))

@@ -233,20 +233,34 @@ def test_quiet_machine_keeps_the_team(kernels):
     assert sample(kernels, 16, 16, 16) == 0
     assert sample(kernels, 17, 16, 16) == 0
     assert sample(kernels, 17, 16, 16) == 15     # at two in a row: it lends it a CPU
-    assert sample(kernels, 15, 15, 16) == 0      # it has gone: the whole team again
+    assert sample(kernels, 15, 15, 16) == 15     # it has gone: once is not enough to grow
+    assert sample(kernels, 15, 15, 16) == 0      # twice is: the whole team again
     assert sample(kernels, 17, 16, 16) == 0
     assert sample(kernels, 17, 16, 16) == 15
     assert sample(kernels, 16, 15, 16) == 15     # it stays: so does the share
+    assert sample(kernels, 16, 15, 16) == 15
 
 
 def test_idle_cpus_are_taken_back_by_halves(kernels):
     kernels._backoff(cpus=(16, 16))
     assert sample(kernels, 256, 16, 16) == 0     # 16 processes x 16 threads, first seen
     assert sample(kernels, 256, 16, 16) == 1
-    assert sample(kernels, 1, 1, 16) == 9        # the others have stopped: half of the 15 idle CPUs, up
+    assert sample(kernels, 1, 1, 16) == 1        # the others have stopped (or paused between two calls)
+    assert sample(kernels, 1, 1, 16) == 9        # stopped: half of the 15 idle CPUs, rounded up
     assert sample(kernels, 9, 9, 16) == 13
     assert sample(kernels, 13, 13, 16) == 15
     assert sample(kernels, 15, 15, 16) == 0
+
+
+def test_a_gap_between_busy_samples_lends_no_cpu(kernels):
+    """16 processes at one thread each: one sample finds a CPU free (another process between two calls);
+    growing there would start a team on a full machine."""
+    kernels._backoff(cpus=(16, 16))
+    sample(kernels, 256, 16, 16)
+    assert sample(kernels, 256, 16, 16) == 1
+    for _ in range(5):
+        assert sample(kernels, 15, 1, 16) == 1
+        assert sample(kernels, 16, 1, 16) == 1
 
 
 def test_tasks_outside_the_affinity_mask_count_in_proportion(kernels):
@@ -288,11 +302,15 @@ def test_real_calls_sample_the_load(kernels, tmp_path):
     time.sleep(0.005)
     y2 = fastgelu.gelu(x)                        # on one thread: samples there
     state = kernels._backoff()
-    assert state["samples"] == 3 and state["runnable"] == 1 and state["load_cap"] == 0
-    assert state["trace"] == [(40, 2, 2, 0), (40, 2, 2, 1), (1, 1, 2, 0)]
+    assert state["samples"] == 3 and state["runnable"] == 1 and state["load_cap"] == 1
+    time.sleep(0.005)
+    y3 = fastgelu.gelu(x)                        # the second calm sample in a row
+    state = kernels._backoff()
+    assert state["samples"] == 4 and state["load_cap"] == 0
+    assert state["trace"] == [(40, 2, 2, 0), (40, 2, 2, 1), (1, 1, 2, 1), (1, 1, 2, 0)]
     # the whole team again, unless this busy test machine made real workers start late (the back-off)
     assert fastgelu.get_num_threads() == 2 or kernels._backoff()["cap"] == 1
-    assert np.array_equal(y, ref) and np.array_equal(y2, ref)
+    assert np.array_equal(y, ref) and np.array_equal(y2, ref) and np.array_equal(y3, ref)
 
 
 def test_loadavg_is_sampled_on_linux():
