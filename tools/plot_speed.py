@@ -4,6 +4,7 @@
   python tools/plot_speed.py                               # docs/speed-<cpu>.png for every docs/data/speed-*.csv
   python tools/plot_speed.py docs/data/speed-zen4.csv      # one CPU
   python tools/plot_speed.py --summary                     # min-max ratio per (CPU, build, function, spread)
+  python tools/plot_speed.py --readme                      # the README's summary table, from the same ranges
 
 A data file holds one per-CPU table of docs/performance.md, one row per cell: function, dtype, elements, the
 competitor the ratio is taken against (vs), build, threads, sigma, fastgelu's Gelem/s and the ratio. Its
@@ -109,15 +110,46 @@ def summary(paths):
             print(f"  {build:6} {f} {dt} {n} vs {vs}: {spans}  all {min(every):.2f}-{max(every):.2f}x")
 
 
+# The README's summary columns: (heading, [(function, dtype)], sigma or None for both)
+README_COLUMNS = (
+    ("exact GELU σ=1", [("gelu", "float32")], 1), ("σ=3", [("gelu", "float32")], 3),
+    ("gradient σ=1", [("gelu_grad", "float32")], 1), ("σ=3", [("gelu_grad", "float32")], 3),
+    ("tanh form vs ONNX Runtime σ=1", [("gelu_tanh", "float32")], 1), ("σ=3", [("gelu_tanh", "float32")], 3),
+    ("float64", [("gelu", "float64"), ("gelu_grad", "float64")], None),
+    ("float16, bfloat16", [("gelu", "float16"), ("gelu", "bfloat16")], None),
+)
+
+
+def readme_rows(paths):
+    """The README summary table's rows: per build and CPU, the exact min-max over 1 and 2 threads (256K)."""
+    print("| build · CPU | " + " | ".join(h for h, _, _ in README_COLUMNS) + " |")
+    print("|---|" + "---:|" * len(README_COLUMNS))
+    for build in ("avx512", "avx2"):
+        for path in paths:
+            meta, rows = load(path)
+            cells = []
+            for _, funcs, sigma in README_COLUMNS:
+                v = [r["ratio"] for r in rows if (r["function"], r["dtype"]) in funcs and r["elements"] == "262144"
+                     and r["build"] == build and r["ratio"] is not None and sigma in (None, r["sigma"])]
+                lo, hi = min(v), max(v)
+                cells.append(f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x")
+            name = meta.get("short", pathlib.Path(path).stem)
+            print(f"| {dict(BUILDS)[build].split(' (')[0]} · {name} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", nargs="*", help="speed tables (default: docs/data/speed-*.csv)")
     ap.add_argument("--summary", action="store_true", help="print the ranges instead of drawing")
+    ap.add_argument("--readme", action="store_true", help="print the README's summary table rows")
     ap.add_argument("--outdir", default=str(ROOT / "docs"), help="where the PNGs go (default docs/)")
     args = ap.parse_args()
     paths = args.data or sorted(str(p) for p in (ROOT / "docs" / "data").glob("speed-*.csv"))
     if args.summary:
         summary(paths)
+        return
+    if args.readme:
+        readme_rows(paths)
         return
     try:
         import matplotlib  # noqa: F401
