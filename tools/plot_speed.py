@@ -113,8 +113,8 @@ def summary(paths):
 # The README's summary columns: (heading, [(function, dtype)], sigma or None for both)
 README_COLUMNS = (
     ("exact GELU σ=1", [("gelu", "float32")], 1), ("σ=3", [("gelu", "float32")], 3),
-    ("gradient σ=1", [("gelu_grad", "float32")], 1), ("σ=3", [("gelu_grad", "float32")], 3),
-    ("tanh form vs ONNX Runtime σ=1", [("gelu_tanh", "float32")], 1), ("σ=3", [("gelu_tanh", "float32")], 3),
+    ("exact gradient σ=1", [("gelu_grad", "float32")], 1), ("σ=3", [("gelu_grad", "float32")], 3),
+    ("tanh-form GELU σ=1", [("gelu_tanh", "float32")], 1), ("σ=3", [("gelu_tanh", "float32")], 3),
     ("float64", [("gelu", "float64"), ("gelu_grad", "float64")], None),
     ("float16, bfloat16", [("gelu", "float16"), ("gelu", "bfloat16")], None),
 )
@@ -122,7 +122,7 @@ README_COLUMNS = (
 
 def readme_rows(paths):
     """The README summary table's rows: per build and CPU, the exact min-max over 1 and 2 threads (256K)."""
-    print("| build · CPU | " + " | ".join(h for h, _, _ in README_COLUMNS) + " |")
+    print("| CPU class · CPU measured | " + " | ".join(h for h, _, _ in README_COLUMNS) + " |")
     print("|---|" + "---:|" * len(README_COLUMNS))
     for build in ("avx512", "avx2"):
         for path in paths:
@@ -134,7 +134,7 @@ def readme_rows(paths):
                 lo, hi = min(v), max(v)
                 cells.append(f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x")
             name = meta.get("short", pathlib.Path(path).stem)
-            print(f"| {dict(BUILDS)[build].split(' (')[0]} · {name} | " + " | ".join(cells) + " |")
+            print(f"| {dict(BUILDS)[build].split(' build')[0]} · {name} | " + " | ".join(cells) + " |")
 
 
 def main():
