@@ -106,8 +106,8 @@ def ort_fastgelu(x):
 
 def settle():
     """Call after timing ONNX Runtime, with its session dropped. ORT's intra-op workers spin after each run
-    (session.intra_op.allow_spinning): fastgelu calls made then find a core taken, and its back-off (README,
-    Threads) keeps them on fewer threads for up to a second. Measured (Xeon, 2 threads, 256K tanh forward):
+    (session.intra_op.allow_spinning): fastgelu calls made then find a core taken, and its back-off
+    (docs/threads.md) keeps them on fewer threads for up to a second. Measured (Xeon, 2 threads, 256K tanh forward):
     262 us right after ORT runs, 93-108 us once it has settled. Waiting out the back-off keeps each library's
     figure its own."""
     import gc

@@ -1,6 +1,6 @@
 # Exact GELU, x*Phi(x) with Phi the standard normal cdf, and its gradient Phi(x) + x*phi(x).
 #
-# Accuracy design (the contract: README.md, section "Accuracy"; tools/sweep_f32.py and tools/check_f64.py
+# Accuracy design (the contract: docs/accuracy.md; tools/sweep_f32.py and tools/check_f64.py
 # verify it):
 # * Phi(x) for x < 0 needs RELATIVE accuracy (it decays like a Gaussian), so away from 0 we write, with
 #   a = |x|,  a*Phi(-a) = E*T  and  Phi(-a) - a*phi(a) = E*D,  E = exp(-a^2/2) with a^2 exact (float32

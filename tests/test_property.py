@@ -20,7 +20,7 @@ GRAD = NAMES[3:]
 ISAS = available()
 MODULES = {isa: importlib.import_module(f"fastgelu._kernels_{isa}").UFUNCS for isa in ISAS}
 
-F32_ULP = 2.0          # the README's promise for float32, with grad_output = 1
+F32_ULP = 2.0          # the float32 bound of docs/accuracy.md, with grad_output = 1
 # with another grad_output the result is one more rounding away: dy * g(x) with g within 2 ULP of the
 # scale |g|, measured at the scale |dy| * |g| (whose ULP may be half of |dy| * ULP(|g|)), + 1 ULP rounding
 F32_ULP_DY = 5.0

@@ -1,6 +1,6 @@
 """The exhaustive sweep's C reference (tools/sweep_ref.c) judges exactly as fastgelu/_reference.py does.
 
-CI proves the README's float32 accuracy table over all 2^32 inputs with that C reference; these tests hold it
+CI proves the float32 accuracy table of docs/accuracy.md over all 2^32 inputs with that C reference; these tests hold it
 to the NumPy+SciPy reference (values, scales and ULP errors of fastgelu's own results) on the dense sample
 of every regime, and check that the sweep itself fails a function that exceeds 2 ULP.
 """

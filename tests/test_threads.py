@@ -405,7 +405,7 @@ def test_torch_openmp_runtimes(order):
     whichever is imported first loads it and the other binds to it (one runtime, one pool per thread). A
     wheel carries its own libgomp under a hashed soname (auditwheel), and a clang build LLVM's libomp, so
     PyTorch's loads beside it: two runtimes, which must leave the values unchanged while the two alternate
-    (their speed: README, Threads)."""
+    (their speed: docs/threads.md)."""
     pytest.importorskip("torch")
     if not sys.platform.startswith("linux") or not fastgelu.get_config()["openmp"]:
         pytest.skip("Linux + OpenMP only")
