@@ -93,10 +93,10 @@ cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, 
 # runnable, so the others are that count less the team. With more runnable threads than usable CPUs at
 # two samples in a row the call's successors take their proportional share, used * usable / (used +
 # others); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
-# the full team. P processes on C cores settle at about
-# C / P threads each (1 each from P >= C), a quiet machine keeps its whole team, and the sample costs one
-# pread of a small proc file every few milliseconds (calls capped to one thread sample on the calling
-# thread). Tasks on CPUs outside the affinity mask count in proportion to the CPUs the mask holds.
+# the full team. P processes on C cores settle at about C / P threads each (1 each from P >= C), a quiet
+# machine keeps its whole team, and the sample costs one pread of a small proc file every few milliseconds
+# (calls capped to one thread sample on the calling thread). Tasks on CPUs outside the affinity mask count
+# in proportion to the CPUs the mask holds.
 #
 # Back-off. Where the count cannot see the contention (a hypervisor's other guests; a worker asleep so long
 # that waking it costs more than its piece, as on a VM that halts idle vCPUs), the call's own timing
