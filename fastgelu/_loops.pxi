@@ -633,7 +633,8 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
 # to 0 from a finite gate stands for a tiny negative number, so an infinite up gives -up there (the exact
 # product's sign, not NaN); a subnormal GELU(gate) (gate < ~-37.5) times a huge up keeps the absolute error of
 # that subnormal. dy*up that overflows from finite factors is redone the same way (float32: in double;
-# float64: dy*GELU'(gate) first, then up). Everything lands in stack buffers before any output is written,
+# float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN (GELU'(gate)
+# underflowed: the exact product is -dy*up). Everything lands in stack buffers before any output is written,
 # so out=gate / out=up (exact aliasing) and the output-behind-input overlaps NumPy lets through read every
 # input before it is overwritten.
 
@@ -670,6 +671,15 @@ cdef inline bint gm_overflow(real a, real b, real p) noexcept nogil:
         return (not (_gm_fabsf(p) <= FLT_MAX)) & (_gm_fabsf(a) <= FLT_MAX) & (_gm_fabsf(b) <= FLT_MAX)
     else:
         return (not (fabs(p) <= DBL_MAX)) & (fabs(a) <= DBL_MAX) & (fabs(b) <= DBL_MAX)
+
+
+cdef inline bint gm_nan_of_inf(real g, real w, real r) noexcept nogil:
+    # r = w*GELU'(g) came out NaN from an infinite w and a finite g: GELU'(g) underflowed (g far negative),
+    # while the exact value is a tiny negative number, so the product is -w
+    if real is float:
+        return (r != r) & (_gm_fabsf(w) == INFINITY) & (_gm_fabsf(g) <= FLT_MAX)
+    else:
+        return (r != r) & (fabs(w) == INFINITY) & (fabs(g) <= DBL_MAX)
 
 
 cdef inline npy_intp gm_count_lost(const real* g, const real* f, npy_intp m) noexcept nogil:
@@ -727,7 +737,7 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
         wb[i] = dy[i] * u[i]
     grad_block(g, wb, gb, m, v)
     for i in range(m):
-        k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i])
+        k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i]) | gm_nan_of_inf(g[i], wb[i], gb[i])
     if k == 0:
         for i in range(m):
             fb[i] = fb[i] * dy[i]
@@ -735,6 +745,8 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
         for i in range(m):
             if gm_overflow(dy[i], u[i], wb[i]):
                 gb[i] = gm_grad_over_lane(g[i], u[i], dy[i], v)
+            elif gm_nan_of_inf(g[i], wb[i], gb[i]):
+                gb[i] = -wb[i]
             fb[i] = gm_mul_lane(g[i], fb[i], dy[i], v)
     _gm_memcpy(dg, gb, m * sizeof(real))
     _gm_memcpy(du, fb, m * sizeof(real))
