@@ -638,7 +638,7 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
 # so out=gate / out=up (exact aliasing) and the output-behind-input overlaps NumPy lets through read every
 # input before it is overwritten.
 
-from libc.math cimport fabsf as _gm_fabsf
+from libc.math cimport copysign, fabsf as _gm_fabsf
 from libc.string cimport memcpy as _gm_memcpy
 
 cdef extern from "<float.h>":
@@ -647,13 +647,14 @@ cdef extern from "<float.h>":
     const double DBL_MAX
 
 cdef enum:
-    GM_CHUNK = 1024   # elements per chunk: up to 84 KiB of stack for the gradient (loads + 3 buffers)
+    GM_CHUNK = 1024   # elements per chunk: ~150 KiB of stack for the gradient (loads, buffers, fix-up lists)
 
 
 cdef inline double gm_prod(double g, double f, double u) noexcept nogil:
-    """f*u with f = GELU(g); f == 0 from a finite nonzero g is a tiny negative number: an infinite u gives -u."""
+    """f*u with f = GELU(g); f == 0 from a finite nonzero g is a tiny number of g's sign: an infinite u gives
+    +-u."""
     if f == 0 and g != 0 and fabs(g) != INFINITY and fabs(u) == INFINITY:
-        return -u
+        return u if g > 0 else -u
     return f * u
 
 
@@ -689,40 +690,45 @@ cdef inline npy_intp gm_count_lost(const real* g, const real* f, npy_intp m) noe
     return k
 
 
-cdef inline real gm_mul_lane(real g, real f, real u, variant* v) noexcept nogil:
-    """GELU(g)*u for one lane, f being the block function's GELU(g)."""
-    cdef double gd = g, fd
-    if not gm_lost(g, f):
-        return f * u
-    if real is float:
-        fwd_block(&gd, &fd, 1, v)
-        return <float>gm_prod(gd, fd, u)
-    else:
-        return gm_prod(g, f, u)
+cdef inline npy_intp gm_gather_lost(const real* g, const real* f, npy_intp m, npy_intp* idx,
+                                    double* gd) noexcept nogil:
+    cdef npy_intp i, k = 0
+    for i in range(m):
+        if gm_lost(g[i], f[i]):
+            idx[k] = i
+            gd[k] = g[i]
+            k += 1
+    return k
 
 
-cdef inline real gm_grad_over_lane(real g, real u, real dy, variant* v) noexcept nogil:
-    """dy*up*GELU'(g) where dy*up overflowed."""
-    cdef double gd = g, wd = <double>dy * <double>u, rd
-    cdef double t
+cdef inline void gm_fix_lost(const real* g, const real* fac, real* y, const npy_intp* idx, double* gd, double* fd,
+                             npy_intp k, variant* v) noexcept nogil:
+    """y[i] = GELU(g[i]) * fac[i] for the k lanes idx whose block result lost its relative accuracy (gd: their
+    gates): float32 from the float64 block function, in double, rounded once; float64 as gm_prod."""
+    cdef npy_intp j
     if real is float:
-        grad_block(&gd, &wd, &rd, 1, v)      # the product of two floats is exact in double
-        return <float>rd
+        fwd_block(gd, fd, k, v)
+        for j in range(k):
+            y[idx[j]] = <float>gm_prod(gd[j], fd[j], fac[idx[j]])
     else:
-        grad_block(&gd, &dy, &t, 1, v)
-        return t * u
+        for j in range(k):
+            y[idx[j]] = gm_prod(gd[j], copysign(0.0, gd[j]), fac[idx[j]])   # the block's +-0
 
 
 cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m, variant* v) noexcept nogil:
     cdef real fb[GM_CHUNK]
-    cdef npy_intp i
+    cdef npy_intp idx[GM_CHUNK]
+    cdef double gd[GM_CHUNK]
+    cdef double fd[GM_CHUNK]
+    cdef npy_intp i, k
     fwd_block(g, fb, m, v)
-    if gm_count_lost(g, fb, m) == 0:
-        for i in range(m):
-            fb[i] = fb[i] * u[i]
-    else:
-        for i in range(m):
-            fb[i] = gm_mul_lane(g[i], fb[i], u[i], v)
+    k = gm_count_lost(g, fb, m)
+    if k:
+        k = gm_gather_lost(g, fb, m, idx, gd)
+    for i in range(m):
+        fb[i] = fb[i] * u[i]
+    if k:
+        gm_fix_lost(g, u, fb, idx, gd, fd, k, v)
     _gm_memcpy(y, fb, m * sizeof(real))
 
 
@@ -731,23 +737,42 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
     cdef real fb[GM_CHUNK]
     cdef real wb[GM_CHUNK]
     cdef real gb[GM_CHUNK]
-    cdef npy_intp i, k = 0
+    cdef npy_intp idx[GM_CHUNK]
+    cdef npy_intp oidx[GM_CHUNK]
+    cdef double gd[GM_CHUNK]
+    cdef double fd[GM_CHUNK]
+    cdef double wd[GM_CHUNK]
+    cdef npy_intp i, j, k = 0, ko = 0
     fwd_block(g, fb, m, v)
     for i in range(m):
         wb[i] = dy[i] * u[i]
     grad_block(g, wb, gb, m, v)
     for i in range(m):
         k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i]) | gm_nan_of_inf(g[i], wb[i], gb[i])
-    if k == 0:
-        for i in range(m):
-            fb[i] = fb[i] * dy[i]
-    else:
+    if k:
+        k = gm_gather_lost(g, fb, m, idx, gd)
         for i in range(m):
             if gm_overflow(dy[i], u[i], wb[i]):
-                gb[i] = gm_grad_over_lane(g[i], u[i], dy[i], v)
+                oidx[ko] = i
+                ko += 1
             elif gm_nan_of_inf(g[i], wb[i], gb[i]):
                 gb[i] = -wb[i]
-            fb[i] = gm_mul_lane(g[i], fb[i], dy[i], v)
+    for i in range(m):
+        fb[i] = fb[i] * dy[i]
+    if k:
+        gm_fix_lost(g, dy, fb, idx, gd, fd, k, v)
+    if ko:
+        # dy*up overflowed: float32 through the float64 gradient block with dy*up exact in double; float64
+        # as dy*GELU'(gate) first, then times up
+        for j in range(ko):
+            gd[j] = g[oidx[j]]
+            wd[j] = <double>dy[oidx[j]] * <double>u[oidx[j]] if real is float else dy[oidx[j]]
+        grad_block(gd, wd, fd, ko, v)
+        for j in range(ko):
+            if real is float:
+                gb[oidx[j]] = <float>fd[j]
+            else:
+                gb[oidx[j]] = fd[j] * u[oidx[j]]
     _gm_memcpy(dg, gb, m * sizeof(real))
     _gm_memcpy(du, fb, m * sizeof(real))
 

@@ -152,10 +152,11 @@ def ref_gated(name, gate, up, dy=None, mp=False):
 
 def _product(gate, f, u):
     """f(gate) * u from a float64 f: an f that underflowed to 0 from a finite nonzero gate is a tiny nonzero
-    number of the sign of gate (GELU) or -1 (GELU' for gate < 0), so an infinite u gives +-inf, not NaN."""
+    number of the sign of gate (GELU; GELU' only underflows for gate < 0, where it is negative), so an
+    infinite u gives +-inf, not NaN."""
     f = np.asarray(f, np.float64)
     under = (f == 0) & (gate != 0) & np.isfinite(gate) & np.isinf(u)
-    return np.where(under, -u, f * u)
+    return np.where(under, np.where(gate > 0, u, -u), f * u)
 
 
 def ulp_error(y, ref, scale, dtype):
