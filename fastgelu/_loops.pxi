@@ -628,11 +628,11 @@ cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* st
 # function's plus one rounding (float16/bfloat16: computed in float32, rounded once to 16 bits at the end).
 # Where the rounded GELU(gate) has lost its relative accuracy the product would magnify that: a float32
 # GELU(gate) that is subnormal or zero from a nonzero gate (gate < ~-13 for the exact form) while |up| is as
-# large as 1e38. Those lanes (rare: found by one summary per chunk) take GELU(gate) from the float64 block
-# function and the product in double, rounded once. float64 has nothing wider: a GELU(gate) that underflowed
-# to 0 from a finite gate stands for a tiny negative number, so an infinite up gives -up there (the exact
-# product's sign, not NaN); a subnormal GELU(gate) (gate < ~-37.5) times a huge up keeps the absolute error of
-# that subnormal. dy*up that overflows from finite factors is redone the same way (float32: in double;
+# large as 1e38. Those lanes (rare: found by one summary per chunk) are gathered and take GELU(gate) from one
+# float64 block call and the product in double, rounded once. float64 has nothing wider: a GELU(gate) that
+# underflowed to 0 from a finite gate stands for a tiny number of the gate's sign, so an infinite up gives
+# +-inf there (the exact product's, not NaN); a subnormal GELU(gate) (gate < ~-37.6) times a huge up keeps the
+# absolute error of that subnormal (docs/gated.md). dy*up that overflows from finite factors is redone the same way (float32: in double;
 # float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN (GELU'(gate)
 # underflowed: the exact product is -dy*up). Everything lands in stack buffers before any output is written,
 # so out=gate / out=up (exact aliasing) and the output-behind-input overlaps NumPy lets through read every
