@@ -98,3 +98,34 @@ def test_memory_floor(benchmark, case):
     o = np.empty_like(x)
     benchmark.group = case_id(case)
     benchmark(np.multiply, x, 1, out=o)
+
+
+# gated GELU: gelu_mul / gelu_mul_grad against PyTorch eager F.gelu(gate) * up and its autograd backward
+GATED_CASES = [(v, d, np.float32, 262144, s) for v in ("none", "tanh") for d in _bench.GATED for s in (1, 3)]
+GATED_CASES += [("none", "mul", np.float32, 1 << 26, s) for s in (1, 3)]
+
+
+@pytest.mark.parametrize("impl", ("fastgelu", "torch"))
+@pytest.mark.parametrize("case", GATED_CASES, ids=case_id)
+def test_gated_speed(benchmark, case, impl):
+    variant, direction, dtype, n, sigma = case
+    gate, up, dy = _bench.gated_inputs(n, dtype, sigma)
+    if impl == "fastgelu":
+        fn = _bench.gated_fastgelu(variant, direction, gate, up, dy)
+    else:
+        torch = _bench._torch()
+        if torch is None or n > 1 << 24:
+            pytest.skip("torch not installed (or 64M: the memory floor is the reference there)")
+        fn = _bench.gated_torch(torch, variant, direction, gate, up, dy)
+    benchmark.group = case_id(case)
+    benchmark.extra_info["elements"] = n
+    benchmark(fn)
+
+
+@pytest.mark.parametrize("sigma", (1, 3))
+def test_gated_memory_floor(benchmark, sigma):
+    """np.multiply(gate, up, out=o) on 64M float32: three streams, what gelu_mul can reach out of cache."""
+    gate, up, _ = _bench.gated_inputs(1 << 26, np.float32, sigma)
+    o = np.empty_like(gate)
+    benchmark.group = case_id(("none", "mul", np.float32, 1 << 26, sigma))
+    benchmark(np.multiply, gate, up, out=o)

@@ -55,6 +55,10 @@ def workloads(quick):
         rows += [("none", "grad", F32, mid, sigma)]
     rows += [("sigmoid", "fwd", F32, mid, 1), ("tanh", "fwd", F64, mid, 1), ("tanh", "grad", F32, mid, 1),
              ("sigmoid", "grad", F32, mid, 1), ("none", "grad", F64, mid, 1)]
+    # gated GELU (gelu_mul: "mul", gelu_mul_grad: "mulgrad") against PyTorch eager F.gelu(gate) * up
+    for sigma in (1, 3):
+        rows += [("none", "mul", F32, mid, sigma), ("none", "mulgrad", F32, mid, sigma), ("none", "mul", F32, big, sigma)]
+    rows += [("tanh", "mul", F32, mid, 1), ("tanh", "mulgrad", F32, mid, 1)]
     return rows
 
 
@@ -89,8 +93,18 @@ def targets(results, quick, bar):
         if fastgelu.ufuncs.BFLOAT16 is not None:
             ratio(("none", "fwd", fastgelu.ufuncs.BFLOAT16, mid, sigma), "torch", 1.5,
                   "bf16 exact fwd 256K vs torch" + on)
+    for sigma in (1, 3):
+        on = f", gate = randn*{sigma}"
+        ratio(("none", "mul", F32, mid, sigma), "torch", 1.5, "f32 gelu_mul 256K vs torch F.gelu(gate)*up" + on)
+        ratio(("none", "mulgrad", F32, mid, sigma), "torch", 1.5,
+              "f32 gelu_mul_grad 256K vs torch backward of F.gelu(gate)*up" + on)
     bar.set_description("memory floor")
     floor = _bench.memory_floor(big)
+    floor3 = _bench.gated_memory_floor(big)
+    for sigma in (1, 3):
+        val = get(("none", "mul", F32, big, sigma), {}).get("fastgelu", 0) / floor3
+        out.append((f"f32 gelu_mul {big >> 20}M, gate = randn*{sigma}, vs np.multiply(gate,up,out=o) "
+                    f"({floor3:.2f} Gelem/s)", f"{val:.2f}x", ">= 0.9x", val >= 0.9))
     for sigma in (1, 3):
         val = get(("none", "fwd", F32, big, sigma), {}).get("fastgelu", 0) / floor
         out.append((f"f32 exact fwd {big >> 20}M, x = randn*{sigma}, vs np.multiply(x,1,out=o) ({floor:.2f} Gelem/s)",
@@ -212,6 +226,7 @@ def report(results, goals, quick, busy=None):
               or any(COLUMN_OF[m] == k for m in missing)]
     rows = [["variant", "dir", "dtype", "n", "x=randn*", "fastgelu"] + [f"vs {k}" for k in others]]
     for (variant, direction, dtype, n, sigma), r in results.items():
+        direction = {"mul": "gelu_mul", "mulgrad": "gelu_mul_grad"}.get(direction, direction)
         rows.append([variant, direction, np.dtype(dtype).name, f"{n:,}", f"{sigma}", f"{r['fastgelu']:.2f}"]
                     + [f"{r['fastgelu'] / r[k]:.2f}x" if k in r else "-" for k in others])
     lines += table(rows, "<<<><>" + ">" * len(others))

@@ -227,3 +227,145 @@ def show_config():
         if isinstance(value, list):
             value = ", ".join(value)
         print(f"{key:>14}: {value}")
+
+
+# ---- gated GELU: GELU(gate) * up ------------------------------------------------------------------------
+
+# approximate= -> (gated forward ufunc, gated gradient ufunc)
+GATED = {
+    "none": (ufuncs.gelu_mul, ufuncs.gelu_mul_grad),
+    "tanh": (ufuncs.gelu_tanh_mul, ufuncs.gelu_tanh_mul_grad),
+    "sigmoid": (ufuncs.gelu_sigmoid_mul, ufuncs.gelu_sigmoid_mul_grad),
+}
+
+
+def _gated(approximate, who):
+    try:
+        return GATED[approximate]
+    except (KeyError, TypeError):
+        raise ValueError(f"{who}: approximate must be one of 'none', 'tanh', 'sigmoid'; "
+                         f"got {approximate!r}") from None
+
+
+def _check_out(func, out, nout):
+    """out as the ufunc takes it: None, an array (nout = 1), or a tuple of nout arrays/None."""
+    if out is None:
+        return None
+    if nout == 1:
+        if isinstance(out, tuple) and len(out) == 1:
+            out = out[0]
+        if out is not None and not hasattr(out, "__array_ufunc__"):
+            raise TypeError(f"{func}: out must be an array (or None); got {type(out).__name__}")
+        return out
+    if not isinstance(out, (tuple, list)) or len(out) != nout:
+        raise TypeError(f"{func}: out must be a tuple of {nout} arrays (or None); got {type(out).__name__}"
+                        + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""))
+    for k, o in enumerate(out):
+        if o is not None and not hasattr(o, "__array_ufunc__"):
+            raise TypeError(f"{func}: out[{k}] must be an array (or None); got {type(o).__name__}")
+    return tuple(out)
+
+
+def _call_gated(ufunc, args, out, kwargs):
+    outs = out if isinstance(out, tuple) else (out,)
+    if "torch" in sys.modules and any(_is_tensor(a) for a in (*args, *outs)):
+        import torch
+        arrs = [np.asarray(a) if _is_tensor(a) else a for a in args]
+        outs = tuple(np.asarray(o) if _is_tensor(o) else o for o in out) if isinstance(out, tuple) else \
+            (np.asarray(out) if _is_tensor(out) else out)
+        res = ufunc(*arrs, **kwargs) if outs is None else ufunc(*arrs, out=outs, **kwargs)
+        if out is not None:
+            return out
+        wrap = (lambda r: torch.from_numpy(np.asarray(r))) if _is_tensor(args[0]) else (lambda r: r)
+        return tuple(wrap(r) for r in res) if isinstance(res, tuple) else wrap(res)
+    return ufunc(*args, **kwargs) if out is None else ufunc(*args, out=out, **kwargs)
+
+
+def gelu_mul(gate, up, approximate="none", *, out=None, **ufunc_kwargs):
+    """GELU(gate) * up elementwise in one pass (gated GELU, "GeGLU"), broadcasting like a ufunc.
+
+    approximate: "none", "tanh" or "sigmoid" as for `gelu`. out=gate or out=up works in place without
+    temporary memory. Other keywords go to the ufunc (where=, dtype=, casting=, ...).
+    """
+    if type(gate) is _NDARRAY and type(up) is _NDARRAY and not ufunc_kwargs and type(approximate) is str:
+        pair = GATED.get(approximate)
+        if pair is not None and (out is None or type(out) is _NDARRAY):
+            try:
+                return pair[0](gate, up) if out is None else pair[0](gate, up, out)
+            except TypeError:  # no loop for these dtypes: the checks below name the argument
+                pass
+    fwd, _ = _gated(approximate, "gelu_mul")
+    _check_real("gelu_mul", "gate", gate)
+    _check_real("gelu_mul", "up", up)
+    out = _check_out("gelu_mul", out, 1)
+    return _call_gated(fwd, (gate, up), out, ufunc_kwargs)
+
+
+def gelu_mul_grad(gate, up, grad_output, approximate="none", *, out=None, **ufunc_kwargs):
+    """The gradients of gelu_mul in one pass: (dgate, dup) = (dy * up * GELU'(gate), dy * GELU(gate)) with
+    dy = grad_output. out: None or a tuple (dgate_out, dup_out), either of them None."""
+    _, grad = _gated(approximate, "gelu_mul_grad")
+    _check_real("gelu_mul_grad", "gate", gate)
+    _check_real("gelu_mul_grad", "up", up)
+    _check_real("gelu_mul_grad", "grad_output", grad_output)
+    out = _check_out("gelu_mul_grad", out, 2)
+    return _call_gated(grad, (gate, up, grad_output), out, ufunc_kwargs)
+
+
+def _halves(func, x, axis):
+    """(index of the gate half, index of the up half, axis) of x split in two along `axis`."""
+    shape = np.shape(x)
+    try:
+        ax = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{func}: axis must be an integer; got {type(axis).__name__}") from None
+    if not shape:
+        raise ValueError(f"{func}: x must have at least one dimension to split into gate and up; got a 0-d "
+                         f"{type(x).__name__}")
+    if not -len(shape) <= ax < len(shape):
+        raise np.exceptions.AxisError(ax, len(shape), f"{func}: axis")
+    ax %= len(shape)
+    n = shape[ax]
+    if n % 2:
+        raise ValueError(f"{func}: x has odd length {n} along axis {axis}; the gate and up halves need an "
+                         f"even length")
+    lead = (slice(None),) * ax
+    return lead + (slice(0, n // 2),), lead + (slice(n // 2, n),), ax
+
+
+def _as_splittable(func, x):
+    if hasattr(x, "shape") and hasattr(x, "__getitem__") and hasattr(x, "dtype"):
+        return x
+    _check_real(func, "x", x)
+    return np.asarray(x)
+
+
+def geglu(x, approximate="none", *, axis=-1, out=None, **ufunc_kwargs):
+    """GELU(gate) * up with gate and up the first and second halves of x along `axis` (vLLM/sglang's
+    `gelu_and_mul` order); the result has half x's length along that axis. An odd length is a ValueError."""
+    _gated(approximate, "geglu")
+    x = _as_splittable("geglu", x)
+    _check_real("geglu", "x", x)
+    g, u, _ = _halves("geglu", x, axis)
+    return gelu_mul(x[g], x[u], approximate, out=out, **ufunc_kwargs)
+
+
+def geglu_grad(x, grad_output, approximate="none", *, axis=-1, out=None):
+    """The gradient of geglu for x: (dgate, dup) written into the two halves of one array shaped like x
+    (`out`, or a new one), in one pass."""
+    _gated(approximate, "geglu_grad")
+    x = _as_splittable("geglu_grad", x)
+    _check_real("geglu_grad", "x", x)
+    g, u, _ = _halves("geglu_grad", x, axis)
+    if out is None:
+        if type(x) is not np.ndarray:
+            raise TypeError("geglu_grad: x must be a NumPy array (or give out=)")
+        out = np.empty(x.shape, np.result_type(x, grad_output) if np.ndim(grad_output) else x.dtype)
+    elif not isinstance(out, np.ndarray):
+        raise TypeError(f"geglu_grad: out must be a NumPy array shaped like x; got {type(out).__name__}")
+    if out.shape != np.shape(x):
+        raise ValueError(f"geglu_grad: out must have x's shape {np.shape(x)}; got {out.shape}")
+    if np.shares_memory(out, x):
+        raise ValueError("geglu_grad: out must not share memory with x (each half is read by both outputs)")
+    gelu_mul_grad(x[g], x[u], grad_output, approximate, out=(out[g], out[u]))
+    return out

@@ -161,6 +161,8 @@ def inputs(n, dtype, seed=0, sigma=1):
 
 def row(variant, direction, dtype, n, sigma=1, torch=None, rounds=7):
     """Gelem/s of fastgelu and of each installed competitor for one workload (inputs randn * sigma)."""
+    if direction in GATED:
+        return gated_row(variant, direction, dtype, n, sigma, torch, rounds)
     x, dy = inputs(n, dtype, sigma=sigma)
     out = np.empty_like(x)
     fwd, grad = _api.VARIANTS[variant]
@@ -180,6 +182,62 @@ def row(variant, direction, dtype, n, sigma=1, torch=None, rounds=7):
             del oc
             settle()
     return res
+
+
+# ---- gated GELU: gelu_mul(gate, up) ("mul") and gelu_mul_grad(gate, up, dy) ("mulgrad") -------------------
+
+GATED = ("mul", "mulgrad")
+
+
+def gated_inputs(n, dtype, sigma=1, seed=0):
+    """gate = randn * sigma, up and dy = randn."""
+    rng = np.random.default_rng(seed)
+    gate = (rng.standard_normal(n, dtype=np.float32) * np.float32(sigma)).astype(dtype)
+    up = rng.standard_normal(n, dtype=np.float32).astype(dtype)
+    dy = rng.standard_normal(n, dtype=np.float32).astype(dtype)
+    return gate, up, dy
+
+
+def gated_fastgelu(variant, direction, gate, up, dy):
+    fwd, grad = _api.GATED[variant]
+    if direction == "mul":
+        out = np.empty_like(gate)
+        return lambda: fwd(gate, up, out=out)
+    o1, o2 = np.empty_like(gate), np.empty_like(gate)
+    return lambda: grad(gate, up, dy, out=(o1, o2))
+
+
+def gated_torch(torch, variant, direction, gate, up, dy):
+    """PyTorch eager as a user writes it: F.gelu(gate) * up (sigmoid form: gate * sigmoid(1.702 gate) * up);
+    for "mulgrad" the autograd backward of that expression (graph built once, retained)."""
+    F = torch.nn.functional
+
+    def expr(g, u):
+        if variant == "sigmoid":
+            return g * torch.sigmoid(1.702 * g) * u
+        return F.gelu(g, approximate=variant) * u
+    g, u, d = as_tensor(torch, gate), as_tensor(torch, up), as_tensor(torch, dy)
+    if direction == "mul":
+        return lambda: expr(g, u)
+    g, u = g.clone().requires_grad_(), u.clone().requires_grad_()
+    y = expr(g, u)
+    return lambda: torch.autograd.grad(y, (g, u), d, retain_graph=True)
+
+
+def gated_row(variant, direction, dtype, n, sigma=1, torch=None, rounds=7):
+    """Gelem/s of the gated call and of PyTorch eager for one workload (gate = randn * sigma)."""
+    gate, up, dy = gated_inputs(n, dtype, sigma)
+    res = {"fastgelu": n / median_time(gated_fastgelu(variant, direction, gate, up, dy), rounds=rounds) / 1e9}
+    if torch is not None and n <= 1 << 24:
+        res["torch"] = n / median_time(gated_torch(torch, variant, direction, gate, up, dy), rounds=rounds) / 1e9
+    return res
+
+
+def gated_memory_floor(n, dtype=np.float32, rounds=7):
+    """Gelem/s of np.multiply(gate, up, out=o): the three streams of a gated forward, no GELU."""
+    gate, up, _ = gated_inputs(n, dtype)
+    o = np.empty_like(gate)
+    return n / median_time(lambda: np.multiply(gate, up, out=o), rounds=rounds) / 1e9
 
 
 def memory_floor(n, dtype=np.float32, rounds=7):

@@ -1,11 +1,13 @@
 """GELU as a layer object, the shape of torch.nn.GELU / lucid.nn.GELU, for NumPy code that does its own
 backpropagation: ``y = layer(x)`` (or ``layer.forward(x)``) and later ``dx = layer.backward(dy)``.
 
-All numerics are fastgelu.gelu / fastgelu.gelu_grad; this module only keeps the state a backward pass needs.
+All numerics are fastgelu.gelu / fastgelu.gelu_grad (GeGLU: gelu_mul, geglu and their gradients); this module only keeps the state a backward pass needs.
 """
+import operator
+
 import numpy as np
 
-from ._api import _variant, gelu, gelu_grad
+from ._api import _gated, _variant, geglu, geglu_grad, gelu, gelu_grad, gelu_mul, gelu_mul_grad
 
 
 def _is_floating(dtype):
@@ -93,6 +95,73 @@ class GELU:
     def extra_repr(self):
         s = f"approximate={self.approximate!r}"
         return s + ", inplace=True" if self.inplace else s
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.extra_repr()})"
+
+
+class GeGLU:
+    """Gated GELU layer: ``GELU(gate) * up``, the activation of Gemma's and T5 v1.1's MLPs.
+
+    ``y = layer(x)`` splits x into gate and up halves along `axis` (gate first); ``y = layer(gate, up)``
+    takes them separately. ``backward(grad_output)`` then returns the gradient for what forward took: dx
+    (shaped like x, both halves written in one pass) or the pair (dgate, dup).
+
+    Parameters
+    ----------
+    approximate : {"none", "tanh", "sigmoid"}
+        As for GELU; Gemma uses "tanh".
+    axis : int
+        The axis x is split along in the one-argument form.
+
+    Forward keeps references (no copies) to its inputs for backward: do not modify them in between.
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> m = fastgelu.GeGLU()
+    >>> m(np.array([[1.0, -1.0, 2.0, 3.0]]))
+    array([[ 1.68268949, -0.47596576]])
+    >>> m.backward(np.ones((1, 2)))
+    array([[ 2.16663094, -0.24994641,  0.84134475, -0.15865525]])
+    """
+
+    def __init__(self, approximate="none", axis=-1):
+        _gated(approximate, "GeGLU")
+        self.approximate = approximate
+        self.axis = operator.index(axis)
+        self._saved = None
+
+    def forward(self, x, up=None):
+        """GELU(gate) * up, from halves of x or from (gate, up)."""
+        if up is None:
+            y = geglu(x, self.approximate, axis=self.axis)
+            self._saved = (x,)
+        else:
+            y = gelu_mul(x, up, self.approximate)
+            self._saved = (x, up)
+        return y
+
+    __call__ = forward
+
+    def backward(self, grad_output):
+        """dx for forward(x), or (dgate, dup) for forward(gate, up)."""
+        if self._saved is None:
+            raise RuntimeError("GeGLU.backward called before forward: no input is saved. Call the layer "
+                               "(or forward) first; backward(grad_output) then returns its gradient.")
+        if len(self._saved) == 1:
+            x = self._saved[0]
+            return geglu_grad(x, grad_output, self.approximate, axis=self.axis)
+        gate, up = self._saved
+        return gelu_mul_grad(gate, up, grad_output, self.approximate)
+
+    def clear(self):
+        """Drop the inputs saved for backward."""
+        self._saved = None
+
+    def extra_repr(self):
+        s = f"approximate={self.approximate!r}"
+        return s + f", axis={self.axis}" if self.axis != -1 else s
 
     def __repr__(self):
         return f"{type(self).__name__}({self.extra_repr()})"

@@ -69,29 +69,35 @@ def ref64(name, x):
         return s + term, np.maximum(np.abs(s), np.abs(term))
 
 
-def ref_mp(name, x, dps=50):
-    """mpmath reference at float64 points (slow: for samples of ~1e5). Returns (value, scale) as ref64."""
+def ref_mp(name, x, dps=50, factor=None):
+    """mpmath reference at float64 points (slow: for samples of ~1e5). Returns (value, scale) as ref64.
+    With `factor` (floats shaped like x), the value is factor * f(x), the product taken in mpmath and rounded
+    once (the gated functions: GELU(gate) * up, dy * up * GELU'(gate)); scale is multiplied by |factor|."""
     import mpmath
 
     out = np.empty(len(x))
     scale = np.empty(len(x))
-    with mpmath.workdps(dps):
+    fac = np.ones(len(x)) if factor is None else factor
+    with mpmath.workdps(dps), np.errstate(all="ignore"):
         for i, xi in enumerate(np.asarray(x, dtype=np.float64)):
-            if not math.isfinite(xi):
-                v, s = ref64(name, np.array([xi]))
-                out[i], scale[i] = v[0], s[0]
+            mf = fac[i] if isinstance(fac[i], mpmath.mpf) else mpmath.mpf(float(fac[i]))
+            fi = float(fac[i])
+            if not math.isfinite(xi) or not math.isfinite(fi) or (name in ("gelu", "gelu_grad") and abs(xi) > 60):
+                # Phi is 1 or below 1e-780 beyond 60: exact in double (mpmath's erfc overflows for huge |x|)
+                if math.isfinite(xi) and name in ("gelu", "gelu_grad"):
+                    v = np.array([(xi if xi > 0 else -0.0) if name == "gelu" else float(xi > 0)])
+                    s = np.abs(v)
+                else:
+                    v, s = ref64(name, np.array([xi]))
+                out[i], scale[i] = v[0] * fi, s[0] * abs(fi)
+                if math.isfinite(xi) and xi < 0 and not math.isinf(fi) and name == "gelu":
+                    out[i] = -0.0 * fi   # GELU(x) for x < -60 is a tiny negative number: the product is +-0
                 continue
             m = mpmath.mpf(float(xi))
-            if name in ("gelu", "gelu_grad") and abs(xi) > 60:
-                # Phi is 1 or below 1e-780 here: exact in double, and mpmath's erfc overflows for huge |x|
-                pos = xi > 0
-                out[i] = (xi if pos else -0.0) if name == "gelu" else float(pos)
-                scale[i] = abs(out[i])
-                continue
             if name in ("gelu", "gelu_grad"):
                 cdf = mpmath.erfc(-m / mpmath.sqrt(2)) / 2
                 if name == "gelu":
-                    v = m * cdf
+                    v = m * cdf * mf
                     out[i], scale[i] = float(v), abs(float(v))
                     continue
                 t2 = m * mpmath.exp(-m * m / 2) / mpmath.sqrt(2 * mpmath.pi)
@@ -105,13 +111,52 @@ def ref_mp(name, x, dps=50):
                     dw = mpmath.mpf("1.702")
                 s = 1 / (1 + mpmath.exp(-w))
                 if not name.endswith("_grad"):
-                    v = m * s
+                    v = m * s * mf
                     out[i], scale[i] = float(v), abs(float(v))
                     continue
                 a, b = s, m * dw * s * (1 - s)
-            out[i] = float(a + b)
-            scale[i] = max(abs(float(a)), abs(float(b)))
+            out[i] = float((a + b) * mf)
+            scale[i] = max(abs(float(a * mf)), abs(float(b * mf)))
     return out, scale
+
+
+def ref_gated(name, gate, up, dy=None, mp=False):
+    """Reference of a gated function at float64 points: name "gelu_mul" (and _tanh/_sigmoid forms) gives
+    (value, scale) of GELU(gate) * up; "..._mul_grad" gives ((dgate, scale), (dup, scale)) with
+    dgate = dy * up * GELU'(gate), dup = dy * GELU(gate). float64 references (mp=False, for judging float32
+    and narrower) or mpmath (mp=True, products taken in mpmath and rounded once)."""
+    base = name.replace("_mul", "").replace("_grad", "")
+    gate, up = np.broadcast_arrays(np.asarray(gate, np.float64), np.asarray(up, np.float64))
+    gate, up = gate.ravel(), up.ravel()
+
+    def times(fname, factor):
+        if mp:
+            return ref_mp(fname, gate, factor=factor)
+        v, s = ref64(fname, gate)
+        with np.errstate(all="ignore"):
+            return _product(gate, v, factor), s * np.abs(factor)
+
+    if not name.endswith("_grad"):
+        return times(base, up)
+    dy = np.broadcast_to(np.asarray(dy, np.float64), gate.shape)
+    if mp:
+        import mpmath
+        with mpmath.workdps(60):   # dy * up exact (106 bits) unless a factor is not finite
+            w = [mpmath.mpf(float(a)) * mpmath.mpf(float(b)) if np.isfinite(a) and np.isfinite(b) else a * b
+                 for a, b in zip(dy, up)]
+    else:
+        with np.errstate(all="ignore"):
+            w = dy * up   # exact in double for float32 factors
+    return times(base + "_grad", w), times(base, dy)
+
+
+def _product(gate, f, u):
+    """f(gate) * u from a float64 f: an f that underflowed to 0 from a finite nonzero gate is a tiny nonzero
+    number of the sign of gate (GELU; GELU' only underflows for gate < 0, where it is negative), so an
+    infinite u gives +-inf, not NaN."""
+    f = np.asarray(f, np.float64)
+    under = (f == 0) & (gate != 0) & np.isfinite(gate) & np.isinf(u)
+    return np.where(under, np.where(gate > 0, u, -u), f * u)
 
 
 def ulp_error(y, ref, scale, dtype):

@@ -111,9 +111,73 @@ _fill_fwd16_tables()
 
 
 def _register_bfloat16(int typenum):
-    """Add bfloat16 loops (ml_dtypes' type number) to the six ufuncs."""
+    """Add bfloat16 loops (ml_dtypes' type number) to the twelve ufuncs."""
     cdef int types[3]
     cdef int i
     types[:] = [typenum, typenum, typenum]
     for i, name in enumerate(_NAMES):
         PyUFunc_RegisterLoopForType(UFUNCS[name.decode()], typenum, _bf16_funcs[i], types, NULL)
+    _register_bfloat16_gated(typenum)
+
+
+# ---- gated ufuncs: gelu_mul (gate, up) and gelu_mul_grad (gate, up, dy) -> (dgate, dup) --------------------
+
+cdef void gm_fwd_e(char** a, ip d, ip s, variant* v) noexcept nogil: gm_fwd_loop(a, d, s, <Half*>0, v)
+cdef void gm_fwd_f(char** a, ip d, ip s, variant* v) noexcept nogil: gm_fwd_loop(a, d, s, <float*>0, v)
+cdef void gm_fwd_d(char** a, ip d, ip s, variant* v) noexcept nogil: gm_fwd_loop(a, d, s, <double*>0, v)
+cdef void gm_fwd_b(char** a, ip d, ip s, variant* v) noexcept nogil: gm_fwd_loop(a, d, s, <BFloat*>0, v)
+cdef void gm_grad_e(char** a, ip d, ip s, variant* v) noexcept nogil: gm_grad_loop(a, d, s, <Half*>0, v)
+cdef void gm_grad_f(char** a, ip d, ip s, variant* v) noexcept nogil: gm_grad_loop(a, d, s, <float*>0, v)
+cdef void gm_grad_d(char** a, ip d, ip s, variant* v) noexcept nogil: gm_grad_loop(a, d, s, <double*>0, v)
+cdef void gm_grad_b(char** a, ip d, ip s, variant* v) noexcept nogil: gm_grad_loop(a, d, s, <BFloat*>0, v)
+
+cdef G _gm_funcs[6][3]
+_gm_funcs[0][:] = [<G>gm_fwd_e[VNone], <G>gm_fwd_f[VNone], <G>gm_fwd_d[VNone]]
+_gm_funcs[1][:] = [<G>gm_fwd_e[VTanh], <G>gm_fwd_f[VTanh], <G>gm_fwd_d[VTanh]]
+_gm_funcs[2][:] = [<G>gm_fwd_e[VSigmoid], <G>gm_fwd_f[VSigmoid], <G>gm_fwd_d[VSigmoid]]
+_gm_funcs[3][:] = [<G>gm_grad_e[VNone], <G>gm_grad_f[VNone], <G>gm_grad_d[VNone]]
+_gm_funcs[4][:] = [<G>gm_grad_e[VTanh], <G>gm_grad_f[VTanh], <G>gm_grad_d[VTanh]]
+_gm_funcs[5][:] = [<G>gm_grad_e[VSigmoid], <G>gm_grad_f[VSigmoid], <G>gm_grad_d[VSigmoid]]
+cdef G _gm_bf16_funcs[6]
+_gm_bf16_funcs[:] = [<G>gm_fwd_b[VNone], <G>gm_fwd_b[VTanh], <G>gm_fwd_b[VSigmoid],
+                     <G>gm_grad_b[VNone], <G>gm_grad_b[VTanh], <G>gm_grad_b[VSigmoid]]
+cdef char _gm_types_fwd[9]
+_gm_types_fwd[:] = [NPY_HALF] * 3 + [NPY_FLOAT] * 3 + [NPY_DOUBLE] * 3
+cdef char _gm_types_grad[15]
+_gm_types_grad[:] = [NPY_HALF] * 5 + [NPY_FLOAT] * 5 + [NPY_DOUBLE] * 5
+
+_GM_NAMES = (b"gelu_mul", b"gelu_tanh_mul", b"gelu_sigmoid_mul",
+             b"gelu_mul_grad", b"gelu_tanh_mul_grad", b"gelu_sigmoid_mul_grad")
+_GM_DOCS = (
+    b"gelu_mul(gate, up, /, out=None, *, where=True, ...)\n\nGated GELU: gelu(gate)*up, exact GELU.",
+    b"gelu_tanh_mul(gate, up, /, out=None, *, where=True, ...)\n\nGated GELU: gelu_tanh(gate)*up.",
+    b"gelu_sigmoid_mul(gate, up, /, out=None, *, where=True, ...)\n\nGated GELU: gelu_sigmoid(gate)*up.",
+    b"gelu_mul_grad(gate, up, dy, /, out1, out2, *, where=True, ...)\n\n"
+    b"(dy*up*gelu'(gate), dy*gelu(gate)): the gradients of gelu_mul for its two inputs.",
+    b"gelu_tanh_mul_grad(gate, up, dy, /, out1, out2, *, where=True, ...)\n\n"
+    b"(dy*up*gelu_tanh'(gate), dy*gelu_tanh(gate)).",
+    b"gelu_sigmoid_mul_grad(gate, up, dy, /, out1, out2, *, where=True, ...)\n\n"
+    b"(dy*up*gelu_sigmoid'(gate), dy*gelu_sigmoid(gate)).",
+)
+
+
+def _make_gated_ufuncs():
+    cdef int i
+    made = {}
+    for i in range(6):
+        made[_GM_NAMES[i].decode()] = PyUFunc_FromFuncAndData(
+            _gm_funcs[i], _data, &_gm_types_fwd[0] if i < 3 else &_gm_types_grad[0], 3,
+            2 if i < 3 else 3, 1 if i < 3 else 2, PyUFunc_None,
+            <const char*>_GM_NAMES[i], <const char*>_GM_DOCS[i], 0)
+    return made
+
+
+UFUNCS.update(_make_gated_ufuncs())
+
+
+def _register_bfloat16_gated(int typenum):
+    cdef int types[5]
+    cdef int i
+    types[:] = [typenum, typenum, typenum, typenum, typenum]
+    for i, name in enumerate(_GM_NAMES):
+        PyUFunc_RegisterLoopForType(UFUNCS[name.decode()], typenum, _gm_bf16_funcs[i], types, NULL)

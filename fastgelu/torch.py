@@ -6,6 +6,8 @@ nn.Module (CPU tensors).
     fgt.gelu_(x, "tanh")                      # in place, returns x
     fgt.gelu(x, out=buf)                      # into buf, returns buf
     layer = fgt.GELU(approximate="tanh")      # drop-in for torch.nn.GELU, also "sigmoid"
+    y = fgt.gelu_mul(gate, up, "tanh")        # GELU(gate) * up in one pass (GeGLU); fgt.geglu(x, dim=-1)
+    layer = fgt.GeGLU("tanh")                 # halves of the input along dim, gate first
 
 The operators, registered with torch.library so that every PyTorch tracer sees them (jit.trace/script, fx,
 torch.compile, torch.export, torch.func, both ONNX exporters):
@@ -14,6 +16,9 @@ torch.compile, torch.export, torch.func, both ONNX exporters):
     fastgelu::gelu_out(Tensor x, Tensor(a!) out, str approximate='none') -> ()
     fastgelu::gelu_(Tensor(a!) x, str approximate='none') -> ()
     fastgelu::gelu_backward(Tensor grad_output, Tensor x, str approximate='none') -> Tensor
+    fastgelu::gelu_mul(Tensor gate, Tensor up, str approximate='none') -> Tensor
+    fastgelu::gelu_mul_backward(Tensor grad_output, Tensor gate, Tensor up, str approximate='none')
+        -> (Tensor, Tensor)
 
 Each has a fake (meta) implementation, and all but gelu_out a vmap rule; gelu and gelu_backward have
 autograd formulas for reverse and forward mode, gelu_backward's own derivative using GELU'' in torch
@@ -23,8 +28,9 @@ run fastgelu's ufuncs on NumPy views of the tensors' own memory: no copies, any 
 
 Other devices and dtypes are refused with a TypeError rather than silently handed to PyTorch's own GELU: a
 fallback would change the numbers (PyTorch's exact GELU loses accuracy for x < -3) and has no "sigmoid"
-variant. Use torch.nn.GELU for CUDA/MPS tensors. ONNX: ``onnx_translation_table()`` for
-``torch.onnx.export(dynamo=True)``; the legacy exporter's symbolic is registered on import.
+variant. Use torch.nn.GELU for CUDA/MPS tensors. ONNX: ``torch.onnx.export(model, args)`` works as it is
+(the operators decompose into PyTorch's GELU, sigmoid and mul at export); ``onnx_translation_table()`` gives
+the dynamo exporter a translation of its own, and the legacy exporter's symbolic is registered on import.
 """
 try:
     import torch
@@ -569,3 +575,320 @@ class GELU(torch.nn.Module):
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
+
+
+# ---- gated GELU: GELU(gate) * up ----------------------------------------------------------------------------
+#
+#     fastgelu::gelu_mul(Tensor gate, Tensor up, str approximate='none') -> Tensor
+#     fastgelu::gelu_mul_backward(Tensor grad_output, Tensor gate, Tensor up, str approximate='none')
+#         -> (Tensor, Tensor)
+#
+# gate and up broadcast against each other (one dtype); gelu_mul_backward returns (dgate, dup) in the broadcast
+# shape, summed back to each input's shape by the autograd formula. Reverse mode (double backward through
+# GELU'' in torch operations), forward mode, vmap and fake implementations as for fastgelu::gelu.
+
+def _check_pair(gate, up, who):
+    _check_tensor(gate, "gate", who)
+    _check_tensor(up, "up", who)
+    if gate.dtype != up.dtype:
+        raise TypeError(f"{who}: gate and up must have one dtype; got {gate.dtype} and {up.dtype}")
+    try:
+        return torch.broadcast_shapes(gate.shape, up.shape)
+    except RuntimeError:
+        raise ValueError(f"{who}: gate and up shapes {tuple(gate.shape)} and {tuple(up.shape)} do not "
+                         f"broadcast") from None
+
+
+def _gated_ufuncs(approximate, who):
+    from ._api import _gated
+    return _gated(approximate, who)
+
+
+def _empty_for(shape, like, other):
+    # the layout of an input that already has the result's shape (empty_like keeps dense strides)
+    if like.shape == shape:
+        return torch.empty_like(like)
+    if other.shape == shape:
+        return torch.empty_like(other)
+    return torch.empty(shape, dtype=like.dtype)
+
+
+def _gelu_mul_cpu(gate, up, approximate="none"):
+    fwd = _gated_ufuncs(approximate, "fastgelu::gelu_mul")[0]
+    shape = _check_pair(gate, up, "fastgelu::gelu_mul")
+    y = _empty_for(shape, gate, up)
+    fwd(as_numpy(gate), as_numpy(up), out=as_numpy(y))
+    return y
+
+
+def _gelu_mul_backward_cpu(grad_output, gate, up, approximate="none"):
+    grad = _gated_ufuncs(approximate, "fastgelu::gelu_mul_backward")[1]
+    shape = _check_pair(gate, up, "fastgelu::gelu_mul_backward")
+    _check_tensor(grad_output, "grad_output", "fastgelu::gelu_mul_backward")
+    shape = torch.broadcast_shapes(shape, grad_output.shape)
+    g = grad_output if grad_output.dtype == gate.dtype else grad_output.to(gate.dtype)
+    dgate, dup = _empty_for(shape, gate, up), _empty_for(shape, gate, up)
+    grad(as_numpy(gate), as_numpy(up), as_numpy(g), out=(as_numpy(dgate), as_numpy(dup)))
+    return dgate, dup
+
+
+def _gelu_mul_fake(gate, up, approximate="none"):
+    _gated_ufuncs(approximate, "fastgelu::gelu_mul")
+    _check_dtype_layout(gate, "gate", "fastgelu::gelu_mul")
+    _check_dtype_layout(up, "up", "fastgelu::gelu_mul")
+    if gate.dtype != up.dtype:
+        raise TypeError(f"fastgelu::gelu_mul: gate and up must have one dtype; got {gate.dtype} and {up.dtype}")
+    return _empty_for(torch.broadcast_shapes(gate.shape, up.shape), gate, up)
+
+
+def _gelu_mul_backward_fake(grad_output, gate, up, approximate="none"):
+    _gated_ufuncs(approximate, "fastgelu::gelu_mul_backward")
+    shape = torch.broadcast_shapes(gate.shape, up.shape, grad_output.shape)
+    return _empty_for(shape, gate, up), _empty_for(shape, gate, up)
+
+
+_lib.define("gelu_mul(Tensor gate, Tensor up, str approximate='none') -> Tensor")
+_lib.define("gelu_mul_backward(Tensor grad_output, Tensor gate, Tensor up, str approximate='none') "
+            "-> (Tensor, Tensor)")
+_lib.impl("gelu_mul", _gelu_mul_cpu, "CPU")
+_lib.impl("gelu_mul_backward", _gelu_mul_backward_cpu, "CPU")
+torch.library.register_fake("fastgelu::gelu_mul", _gelu_mul_fake, lib=_lib)
+torch.library.register_fake("fastgelu::gelu_mul_backward", _gelu_mul_backward_fake, lib=_lib)
+_gelu_mul_op = torch.ops.fastgelu.gelu_mul.default
+_gelu_mul_backward_op = torch.ops.fastgelu.gelu_mul_backward.default
+
+
+def _reduce_to(t, shape):
+    return t if t.shape == shape else t.sum_to_size(shape)
+
+
+def _gelu_mul_any(gate, up, approximate):
+    """GELU(gate) * up inside formulas (differentiable again)."""
+    if _functorch_active():
+        return _GELUMul.apply(gate, up, approximate)
+    return _gelu_mul_op(gate, up, approximate)
+
+
+def _gelu_mul_backward_any(grad_output, gate, up, approximate):
+    if _functorch_active():
+        return _GELUMulBackward.apply(grad_output, gate, up, approximate)
+    if _unwatched(grad_output, gate, up):
+        return _gelu_mul_backward_cpu(grad_output, gate, up, approximate)
+    return _gelu_mul_backward_op(grad_output, gate, up, approximate)
+
+
+class _GELUMul(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(gate, up, approximate):
+        if _unwatched(gate, up):
+            return _gelu_mul_cpu(gate, up, approximate)
+        with torch._C._AutoDispatchBelowAutograd():
+            return _gelu_mul_op(gate, up, approximate)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        gate, up, ctx.approximate = inputs
+        ctx.save_for_backward(gate, up)
+        ctx.save_for_forward(gate, up)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gate, up = ctx.saved_tensors
+        dgate, dup = _gelu_mul_backward_any(grad_output, gate, up, ctx.approximate)
+        return _reduce_to(dgate, gate.shape), _reduce_to(dup, up.shape), None
+
+    @staticmethod
+    def jvp(ctx, gate_t, up_t, _):
+        gate, up = ctx.saved_tensors
+        out = None
+        if gate_t is not None:
+            out = _gelu_backward(gate_t * up, gate, ctx.approximate)
+        if up_t is not None:
+            term = _gelu_mul_any(gate, up_t, ctx.approximate)
+            out = term if out is None else out + term
+        return out
+
+
+class _GELUMulBackward(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(grad_output, gate, up, approximate):
+        if _unwatched(grad_output, gate, up):
+            return _gelu_mul_backward_cpu(grad_output, gate, up, approximate)
+        with torch._C._AutoDispatchBelowAutograd():
+            return _gelu_mul_backward_op(grad_output, gate, up, approximate)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        grad_output, gate, up, ctx.approximate = inputs
+        ctx.save_for_backward(grad_output, gate, up)
+        ctx.save_for_forward(grad_output, gate, up)
+
+    @staticmethod
+    def backward(ctx, g_dgate, g_dup):
+        # dgate = dy up f'(gate), dup = dy f(gate)
+        dy, gate, up = ctx.saved_tensors
+        a = ctx.approximate
+        d_dy = d_gate = d_up = None
+        if ctx.needs_input_grad[0]:
+            d_dy = _reduce_to(_gelu_backward(g_dgate * up, gate, a) + _gelu_mul_any(gate, g_dup, a), dy.shape)
+        if ctx.needs_input_grad[1]:
+            d_gate = _reduce_to(g_dgate * dy * up * _second_derivative(gate, a)
+                                + _gelu_backward(g_dup * dy, gate, a), gate.shape)
+        if ctx.needs_input_grad[2]:
+            d_up = _reduce_to(_gelu_backward(g_dgate * dy, gate, a), up.shape)
+        return d_dy, d_gate, d_up, None
+
+    @staticmethod
+    def jvp(ctx, dy_t, gate_t, up_t, _):
+        dy, gate, up = ctx.saved_tensors
+        a = ctx.approximate
+        zero = torch.zeros((), dtype=gate.dtype)
+        dy_t = zero if dy_t is None else dy_t
+        gate_t = zero if gate_t is None else gate_t
+        up_t = zero if up_t is None else up_t
+        dgate_t = _gelu_backward(dy_t * up + dy * up_t, gate, a) + dy * up * _second_derivative(gate, a) * gate_t
+        dup_t = _gelu_mul_any(gate, dy_t, a) + _gelu_backward(dy * gate_t, gate, a)
+        return dgate_t, dup_t
+
+
+_gelu_mul_eager = _eager_function(_GELUMul)
+_gelu_mul_backward_eager = _eager_function(_GELUMulBackward)
+
+
+def _gelu_mul_autograd(keyset, gate, up, approximate="none"):
+    if _differentiating(gate, up):
+        if _functorch_active():
+            _refuse_functorch("gelu_mul")
+        return _gelu_mul_eager(*_unwrap_dead_wrappers((gate, up, approximate)))
+    return _gelu_mul_op.redispatch(keyset & _BELOW_AUTOGRAD, gate, up, approximate)
+
+
+def _gelu_mul_backward_autograd(keyset, grad_output, gate, up, approximate="none"):
+    if _differentiating(grad_output, gate, up):
+        if _functorch_active():
+            _refuse_functorch("gelu_mul_backward")
+        return _gelu_mul_backward_eager(*_unwrap_dead_wrappers((grad_output, gate, up, approximate)))
+    return _gelu_mul_backward_op.redispatch(keyset & _BELOW_AUTOGRAD, grad_output, gate, up, approximate)
+
+
+_lib.impl("gelu_mul", _gelu_mul_autograd, "Autograd", with_keyset=True)
+_lib.impl("gelu_mul_backward", _gelu_mul_backward_autograd, "Autograd", with_keyset=True)
+
+
+def _batched(tensors, in_dims, batch_size):
+    """Tensors with the batch dimension first, padded so that their logical dimensions broadcast."""
+    rank = max(t.dim() - (d is not None) for t, d in zip(tensors, in_dims))
+    out = []
+    for t, d in zip(tensors, in_dims):
+        t = _batch_first(t, d, batch_size)
+        out.append(t.reshape(t.shape[:1] + (1,) * (rank + 1 - t.dim()) + t.shape[1:]))
+    return out
+
+
+def _gelu_mul_vmap(info, in_dims, gate, up, approximate="none"):
+    if in_dims[0] == in_dims[1] and gate.shape == up.shape:
+        return _gelu_mul_op(gate, up, approximate), in_dims[0]
+    gate, up = _batched((gate, up), in_dims[:2], info.batch_size)
+    return _gelu_mul_op(gate, up, approximate), 0
+
+
+def _gelu_mul_backward_vmap(info, in_dims, grad_output, gate, up, approximate="none"):
+    if in_dims[0] == in_dims[1] == in_dims[2] and grad_output.shape == gate.shape == up.shape:
+        return _gelu_mul_backward_op(grad_output, gate, up, approximate), (in_dims[0], in_dims[0])
+    grad_output, gate, up = _batched((grad_output, gate, up), in_dims[:3], info.batch_size)
+    return _gelu_mul_backward_op(grad_output, gate, up, approximate), (0, 0)
+
+
+torch.library.register_vmap("fastgelu::gelu_mul", _gelu_mul_vmap, lib=_lib)
+torch.library.register_vmap("fastgelu::gelu_mul_backward", _gelu_mul_backward_vmap, lib=_lib)
+
+
+def gelu_mul(gate, up, approximate="none"):
+    """GELU(gate) * up of CPU tensors in one pass (operator fastgelu::gelu_mul); differentiable in gate and up,
+    which broadcast against each other. approximate: "none", "tanh" (Gemma's) or "sigmoid"."""
+    _gated_ufuncs(approximate, "fastgelu.torch.gelu_mul")
+    if isinstance(gate, torch.fx.Proxy) or isinstance(up, torch.fx.Proxy):
+        return _gelu_mul_op(gate, up, approximate)
+    _check_pair(gate, up, "fastgelu.torch.gelu_mul")
+    if _functorch_active():
+        return _GELUMul.apply(gate, up, approximate)
+    if _unwatched(gate, up):
+        return _gelu_mul_cpu(gate, up, approximate)
+    return _gelu_mul_op(gate, up, approximate)
+
+
+def geglu(input, approximate="none", dim=-1):
+    """GELU(gate) * up with gate and up the first and second halves of `input` along `dim` (vLLM/sglang's
+    `gelu_and_mul`); an odd length along `dim` is a ValueError."""
+    if not isinstance(input, torch.fx.Proxy):
+        _check_tensor(input, "input", "fastgelu.torch.geglu")
+        if input.dim() == 0:
+            raise ValueError("fastgelu.torch.geglu: input must have at least one dimension")
+        n = input.shape[dim]
+        if n % 2:
+            raise ValueError(f"fastgelu.torch.geglu: input has odd length {n} along dim {dim}; the gate and up "
+                             f"halves need an even length")
+    gate, up = input.chunk(2, dim)
+    return gelu_mul(gate, up, approximate)
+
+
+class GeGLU(torch.nn.Module):
+    """Gated GELU: ``GELU(gate) * up`` with gate and up the two halves of the input along `dim` (gate first),
+    the activation of Gemma's (approximate="tanh") and T5 v1.1's MLPs. Called with two tensors, ``m(gate, up)``
+    takes them separately. Scriptable."""
+
+    approximate: str
+    dim: int
+
+    def __init__(self, approximate="none", dim=-1):
+        super().__init__()
+        _check_approximate(approximate, "fastgelu.torch.GeGLU")
+        self.approximate = approximate
+        self.dim = int(dim)
+
+    def forward(self, input: torch.Tensor, up: torch.Tensor | None = None) -> torch.Tensor:
+        if torch.jit.is_scripting():
+            if up is None:
+                halves = input.chunk(2, self.dim)
+                return torch.ops.fastgelu.gelu_mul(halves[0], halves[1], self.approximate)
+            return torch.ops.fastgelu.gelu_mul(input, up, self.approximate)
+        if up is None:
+            return geglu(input, self.approximate, self.dim)
+        return gelu_mul(input, up, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}" + (f", dim={self.dim}" if self.dim != -1 else "")
+
+
+# ---- ONNX with the default exporter: decompositions into PyTorch's own operators ----------------------------
+# torch.onnx.export (the dynamo exporter, PyTorch >= 2.9's default) decomposes every operator it has no
+# translation for with torch._decomp's table before translating; the entries below turn fastgelu's forward
+# operators into aten.gelu / sigmoid / mul, which it translates to ONNX's Gelu (opset >= 20) or Erf/Tanh
+# graphs. A custom_translation_table (onnx_translation_table()) still takes precedence. torch.compile and
+# torch.export keep the operators: neither applies this table (they use the core ATen decompositions).
+
+def _gelu_decomposition(x, approximate="none"):
+    if approximate == "sigmoid":
+        return x * torch.sigmoid(x * _SIGMOID_C)
+    return torch.nn.functional.gelu(x, approximate=approximate)
+
+
+def _gelu_mul_decomposition(gate, up, approximate="none"):
+    return _gelu_decomposition(gate, approximate) * up
+
+
+def _register_decompositions():
+    try:
+        from torch._decomp import decomposition_table
+    except ImportError:
+        return
+    decomposition_table.setdefault(_gelu_op, _gelu_decomposition)
+    decomposition_table.setdefault(_gelu_mul_op, _gelu_mul_decomposition)
+
+
+_register_decompositions()
+__all__ += ["gelu_mul", "geglu", "GeGLU"]

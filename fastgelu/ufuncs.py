@@ -1,6 +1,8 @@
 """The raw NumPy ufuncs: gelu, gelu_tanh, gelu_sigmoid (x) and gelu_grad, gelu_tanh_grad,
-gelu_sigmoid_grad (x, dy), with loops for float16, float32, float64 and (with ml_dtypes) bfloat16. They take every ufunc keyword (out, where, casting, dtype, ...) and dispatch
-through __array_ufunc__ (dask, xarray)."""
+gelu_sigmoid_grad (x, dy), the gated gelu_mul, gelu_tanh_mul, gelu_sigmoid_mul (gate, up) -> gelu(gate)*up
+and gelu_mul_grad, gelu_tanh_mul_grad, gelu_sigmoid_mul_grad (gate, up, dy) -> (dy*up*gelu'(gate), dy*gelu(gate)),
+with loops for float16, float32, float64 and (with ml_dtypes) bfloat16. They take every ufunc keyword (out,
+where, casting, dtype, ...) and dispatch through __array_ufunc__ (dask, xarray)."""
 from ._dispatch import BFLOAT16
 from ._dispatch import load as _load
 
@@ -12,5 +14,13 @@ gelu_sigmoid = _kernels.UFUNCS["gelu_sigmoid"]
 gelu_grad = _kernels.UFUNCS["gelu_grad"]
 gelu_tanh_grad = _kernels.UFUNCS["gelu_tanh_grad"]
 gelu_sigmoid_grad = _kernels.UFUNCS["gelu_sigmoid_grad"]
+gelu_mul = _kernels.UFUNCS["gelu_mul"]
+gelu_tanh_mul = _kernels.UFUNCS["gelu_tanh_mul"]
+gelu_sigmoid_mul = _kernels.UFUNCS["gelu_sigmoid_mul"]
+gelu_mul_grad = _kernels.UFUNCS["gelu_mul_grad"]
+gelu_tanh_mul_grad = _kernels.UFUNCS["gelu_tanh_mul_grad"]
+gelu_sigmoid_mul_grad = _kernels.UFUNCS["gelu_sigmoid_mul_grad"]
 
-__all__ = ["gelu", "gelu_tanh", "gelu_sigmoid", "gelu_grad", "gelu_tanh_grad", "gelu_sigmoid_grad"]
+__all__ = ["gelu", "gelu_tanh", "gelu_sigmoid", "gelu_grad", "gelu_tanh_grad", "gelu_sigmoid_grad",
+           "gelu_mul", "gelu_tanh_mul", "gelu_sigmoid_mul", "gelu_mul_grad", "gelu_tanh_mul_grad",
+           "gelu_sigmoid_mul_grad"]

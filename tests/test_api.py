@@ -41,6 +41,9 @@ def test_ufunc_identity():
         assert isinstance(u, np.ufunc)
         assert u.__name__ == name
         assert pickle.loads(pickle.dumps(u)) is u
+        if "_mul" in name:   # the gated ones: (gate, up) -> y, (gate, up, dy) -> (dgate, dup)
+            assert (u.nin, u.nout) == ((3, 2) if name.endswith("_grad") else (2, 1))
+            continue
         assert u.nin == (2 if name.endswith("_grad") else 1) and u.nout == 1
         assert {"f->f", "d->d"} <= set(u.types) or {"ff->f", "dd->d"} <= set(u.types)
 

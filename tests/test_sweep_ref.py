@@ -77,3 +77,35 @@ def test_sweep_fails_a_function_beyond_2_ulp(tmp_path):
                        capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "FAIL" in r.stdout and ">2 ulp: 0" not in r.stdout
+
+
+@pytest.mark.parametrize("name", ["gelu_mul", "gelu_tanh_mul_grad", "gelu_sigmoid_mul_grad", "gelu_mul_grad"])
+def test_gated_ulp_errors_match_numpy(cref, sweep_tool, name):
+    """sweep_product (the --gated sweep's judge) against _reference.ref_gated on every gate of the dense
+    sample times every (up, dy) pair of the sweep."""
+    from fastgelu._reference import ref_gated
+    gates = R.dense_sample(np.float32, 20_000)
+    factors = sweep_tool.GATED_FACTORS
+    k = len(factors)
+    x, up, dy = np.repeat(gates, k), np.tile(factors[:, 0], len(gates)), np.tile(factors[:, 1], len(gates))
+    f = getattr(U, name)
+    base = R.NAMES.index(name.replace("_mul", "").replace("_grad", ""))
+    fup, fdy = np.ascontiguousarray(factors[:, 0]), np.ascontiguousarray(factors[:, 1])
+    if name.endswith("_grad"):
+        dgate, dup = f(x, up, dy)
+        (rg, sg), (ru, su) = ref_gated(name, x, up, dy)
+        checks = [(base + 3, fdy, fup, dgate, rg, sg), (base, fdy, None, dup, ru, su)]
+    else:
+        ref, scale = ref_gated(name, x, up)
+        checks = [(base, fup, None, f(x, up), ref, scale)]
+    for fn, a, b, y, ref, scale in checks:
+        with np.errstate(all="ignore"):
+            big = np.isinf(ref.astype(np.float32)) & np.isfinite(ref)
+            ref = np.where(big, ref.astype(np.float32).astype(np.float64), ref)
+        err = R.ulp_error(y, ref, scale, np.float32)
+        out = np.empty(4)
+        cref.sweep_product(fn, gates.ctypes.data, a.ctypes.data, None if b is None else b.ctypes.data, k,
+                           np.ascontiguousarray(y).ctypes.data, len(gates), out.ctypes.data)
+        assert out[0] == pytest.approx(err.max(), abs=1e-6), name
+        assert (int(out[2]), int(out[3])) == (int((err > 1).sum()), int((err > 2).sum())), name
+        assert err.max() <= 3, name

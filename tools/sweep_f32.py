@@ -5,6 +5,13 @@
   python tools/sweep_f32.py --only gelu,gelu_grad # some of them
   python tools/sweep_f32.py --isa avx2 --stride 16  # another build, on every 16th input
   python tools/sweep_f32.py --module harness      # functions named gelu, gelu_grad, ... from another module
+  python tools/sweep_f32.py --gated               # the gated ufuncs: every 16th gate against 16 (up, dy) pairs
+
+Gated functions (gelu_mul, gelu_tanh_mul, gelu_sigmoid_mul and their _grad): each gate checked is paired
+with every (up, dy) of GATED_FACTORS -- +-0, subnormals, 1, huge, +-inf, NaN -- and judged against the exact
+product (f(gate) * up; the gradient's dgate = dy * up * f'(gate) as GELU' is judged, times |dy * up|, and
+dup = dy * f(gate)), limit 3 ULP (issue 31). --stride applies to the gates (default 16 with --gated, so
+2^32 evaluations per function).
 
 Errors are in ULPs as defined in fastgelu/_reference.py (gradients with dy = 1, counted in ULPs of the larger
 of their two terms). The references are that file's formulas compiled from tools/sweep_ref.c (one pass in C,
@@ -31,6 +38,16 @@ CHUNK_BITS = 24
 _func = None
 _cref = None
 
+GATED = ("gelu_mul", "gelu_tanh_mul", "gelu_sigmoid_mul", "gelu_mul_grad", "gelu_tanh_mul_grad",
+         "gelu_sigmoid_mul_grad")
+_F32_MAX = float(np.finfo(np.float32).max)
+# (up, dy) pairs every gate meets: zeros, subnormals, 1, ordinary, huge (products that overflow float32 while
+# GELU(gate) * up need not), +-inf and NaN
+GATED_FACTORS = np.array([
+    (0.0, 1.0), (-0.0, -2.5), (1e-45, 3e38), (-1e-40, 1e10), (1.0, 1.0), (-1.0, 0.5), (0.7, -3.0),
+    (_F32_MAX, 1.0), (-_F32_MAX, 7.0), (1e30, 1e10), (-1e20, -1e-30), (np.inf, 1.0), (-np.inf, 2.0),
+    (np.nan, 1.0), (2.5, np.inf), (1e-30, 0.0)], dtype=np.float32)
+
 
 def build_c_reference(folder):
     """Compile tools/sweep_ref.c into a shared library in `folder`; its path."""
@@ -48,6 +65,8 @@ def load_c_reference(path):
     lib.sweep_chunk.restype = None
     lib.ref_values.argtypes = [ctypes.c_int, ptr, ctypes.c_int64, ptr, ptr]
     lib.ref_values.restype = None
+    lib.sweep_product.argtypes = [ctypes.c_int, ptr, ptr, ptr, ctypes.c_int64, ptr, ctypes.c_int64, ptr]
+    lib.sweep_product.restype = None
     return lib
 
 
@@ -60,9 +79,39 @@ def _init(module, name, threads, isa, cref):
     _cref = load_c_reference(cref) if cref else None
 
 
+def _gated_chunk(name, bits):
+    """Every gate of `bits` against every (up, dy) of GATED_FACTORS; (max ULP, bits of the worst gate, factor
+    index of the worst, count > 1, count > 2) over all outputs."""
+    k = len(GATED_FACTORS)
+    gates = np.ascontiguousarray(bits.view(np.float32))
+    x = np.repeat(gates, k)
+    up = np.tile(GATED_FACTORS[:, 0], len(bits))
+    dy = np.tile(GATED_FACTORS[:, 1], len(bits))
+    fup, fdy = np.ascontiguousarray(GATED_FACTORS[:, 0]), np.ascontiguousarray(GATED_FACTORS[:, 1])
+    base = R.NAMES.index(name.replace("_mul", "").replace("_grad", ""))
+    if name.endswith("_grad"):
+        dgate, dup = _func(x, up, dy)
+        checks = [(base + 3, fdy, fup, dgate), (base, fdy, None, dup)]
+    else:
+        checks = [(base, fup, None, _func(x, up))]
+    worst, at, n1, n2 = -1.0, 0, 0, 0
+    out = np.empty(4)
+    for f, a, b, y in checks:
+        y = np.ascontiguousarray(y, np.float32)
+        _cref.sweep_product(f, gates.ctypes.data, a.ctypes.data, None if b is None else b.ctypes.data, k,
+                            y.ctypes.data, len(gates), out.ctypes.data)
+        if out[0] > worst:
+            worst, at = float(out[0]), int(out[1])
+        n1 += int(out[2])
+        n2 += int(out[3])
+    return worst, int(bits[at // k]) | ((at % k) << 32), n1, n2
+
+
 def _chunk(args):
     name, k, stride = args
     bits = np.arange(k << CHUNK_BITS, (k + 1) << CHUNK_BITS, stride, dtype=np.uint64).astype(np.uint32)
+    if name in GATED:
+        return _gated_chunk(name, bits)
     x = bits.view(np.float32)
     y = _func(x, np.ones_like(x)) if name.endswith("_grad") else _func(x)
     if _cref is not None:
@@ -93,10 +142,17 @@ def sweep(module, name, procs, threads, limit=2.0, stride=1, isa=None, cref=None
             n1 += c1
             n2 += c2
     _init(module, name, threads, isa, None)
-    bad = R.special_failures_one(name, _func, np.float32)
     e, b = worst
-    xw = np.array([b], np.uint32).view(np.float32)[0]
-    print(f"{name:18s} max {e:.3f} ulp at x={xw!r} (0x{b:08x}); >1 ulp: {n1}, >2 ulp: {n2}; "
+    if name in GATED:
+        bad = []
+        xw = np.array([b & 0xFFFFFFFF], np.uint32).view(np.float32)[0]
+        up, dy = GATED_FACTORS[b >> 32]
+        where = f"gate={xw!r} (0x{b & 0xFFFFFFFF:08x}), up={up!r}" + (f", dy={dy!r}" if name.endswith("_grad") else "")
+    else:
+        bad = R.special_failures_one(name, _func, np.float32)
+        xw = np.array([b], np.uint32).view(np.float32)[0]
+        where = f"x={xw!r} (0x{b:08x})"
+    print(f"{name:18s} max {e:.3f} ulp at {where}; >1 ulp: {n1}, >2 ulp: {n2}; "
           f"specials {'ok' if not bad else 'FAIL'} [{time.time() - t0:.0f}s]", flush=True)
     for msg in bad:
         print("    special:", msg)
@@ -106,14 +162,21 @@ def sweep(module, name, procs, threads, limit=2.0, stride=1, isa=None, cref=None
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--module", default="fastgelu.ufuncs", help="module holding the functions")
-    ap.add_argument("--only", default=",".join(R.NAMES), help="comma-separated function names")
+    ap.add_argument("--only", default=None, help="comma-separated function names (default: the six GELU "
+                    "functions, or with --gated the six gated ones)")
+    ap.add_argument("--gated", action="store_true", help="sweep the gated functions (limit 3 ULP)")
     ap.add_argument("--procs", type=int, default=os.cpu_count() or 1, help="worker processes")
     ap.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS inside each worker")
     ap.add_argument("--isa", default=None, help="FASTGELU_ISA for the workers (avx512, avx2, generic)")
-    ap.add_argument("--stride", type=int, default=1, help="check every STRIDE-th bit pattern (1: all 2^32)")
+    ap.add_argument("--stride", type=int, default=None,
+                    help="check every STRIDE-th bit pattern (default 1: all 2^32; with --gated 16)")
     ap.add_argument("--ref", choices=("c", "numpy"), default="c",
                     help="reference: tools/sweep_ref.c compiled with $CC (default), or _reference.py")
     args = ap.parse_args()
+    if args.stride is None:
+        args.stride = 16 if args.gated else 1
+    if args.only is None:
+        args.only = ",".join(GATED if args.gated else R.NAMES)
     if args.isa:
         os.environ["FASTGELU_ISA"] = args.isa
     t0 = time.time()
@@ -125,10 +188,16 @@ def main():
             print(f"fastgelu {fastgelu.get_config()['isa']} build; every {args.stride} of the 2^32 float32 "
                   f"inputs; reference: {args.ref}; {args.procs} processes", flush=True)
         for name in args.only.split(","):
-            ok &= sweep(args.module, name.strip(), args.procs, args.threads, stride=args.stride, isa=args.isa,
-                        cref=cref)
+            name = name.strip()
+            if name in GATED and cref is None:
+                raise SystemExit("the gated functions are judged by the C reference only (--ref c)")
+            ok &= sweep(args.module, name, args.procs, args.threads, limit=3.0 if name in GATED else 2.0,
+                        stride=args.stride, isa=args.isa, cref=cref)
     what = "every float32 input" if args.stride == 1 else f"every {args.stride}th float32 input"
-    print(f"PASS: {what} within 2 ulp" if ok else "FAIL", f"[{time.time() - t0:.0f}s]")
+    if args.gated:
+        what = f"every {args.stride}th float32 gate" if args.stride > 1 else "every float32 gate"
+        what += f" against {len(GATED_FACTORS)} (up, dy) pairs"
+    print(f"PASS: {what} within {3 if args.gated else 2} ulp" if ok else "FAIL", f"[{time.time() - t0:.0f}s]")
     return 0 if ok else 1
 
 

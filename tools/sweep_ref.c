@@ -89,3 +89,34 @@ void sweep_chunk(int f, const float* x, const float* y, int64_t n, double* out) 
 void ref_values(int f, const double* x, int64_t n, double* value, double* scale) {
     for (int64_t i = 0; i < n; i++) ref64(f, x[i], &value[i], &scale[i]);
 }
+
+/* The gated functions: y = f(x) * a * b (b may be NULL), judged against ref64(f, x) * (a * b) -- a * b is
+ * exact in double for float factors. Each of the n values x[i] meets each of the k factors (a[j], b[j]):
+ * y[i * k + j]; the reference is computed once per x. A reference f that underflowed to 0 from a finite
+ * nonzero x stands for a tiny number of sign -1 (GELU and GELU' in the far negative tail), so an infinite
+ * factor gives -(a b) there; an exact product beyond float32's range rounds to +-inf. gelu_mul: f = GELU*,
+ * a = up; gelu_mul_grad's dgate: f = GELU*_GRAD, a = dy, b = up; its dup: f = GELU*, a = dy. out as for
+ * sweep_chunk, its index into y. */
+void sweep_product(int f, const float* x, const float* a, const float* b, int64_t k, const float* y, int64_t n,
+                   double* out) {
+    double worst = -1.0;
+    int64_t at = 0, over1 = 0, over2 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double ref, refscale, xi = (double)x[i];
+        ref64(f, xi, &ref, &refscale);
+        for (int64_t j = 0; j < k; j++) {
+            double w = (double)a[j] * (b ? (double)b[j] : 1.0);
+            double value = (ref == 0.0 && xi != 0.0 && isfinite(xi) && isinf(w)) ? -w : ref * w;
+            double scale = refscale * fabs(w);
+            if (isfinite(value) && isinf((float)value)) value = (float)value;
+            double e = ulp32(y[i * k + j], value, scale);
+            if (e > worst) { worst = e; at = i * k + j; }
+            over1 += e > 1.0;
+            over2 += e > 2.0;
+        }
+    }
+    out[0] = worst;
+    out[1] = (double)at;
+    out[2] = (double)over1;
+    out[3] = (double)over2;
+}
