@@ -1104,7 +1104,7 @@ cdef inline void gm_fwd_loop(char** args, const npy_intp* dims, const npy_intp* 
                              stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], sg = steps[0], su = steps[1], sy = steps[2], per, start, k
     cdef fg_team team
-    cdef int nt = threads_for(n)
+    cdef int nt = threads_for(n, &team)
     if nt > 1 and gm_overlaps(args, steps, 2, 3, n):
         nt = 1
     if nt == 1:
@@ -1113,6 +1113,7 @@ cdef inline void gm_fwd_loop(char** args, const npy_intp* dims, const npy_intp* 
         per = piece_len(n, nt)
         fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
+            fg_team_start(&team, k)
             start = k * per
             if start < n:
                 gm_fwd_piece_env(args[0] + start * sg, args[1] + start * su, args[2] + start * sy, sg, su, sy,
@@ -1134,7 +1135,7 @@ cdef inline void gm_grad_loop(char** args, const npy_intp* dims, const npy_intp*
                               stored* r, variant* v) noexcept nogil:
     cdef npy_intp n = dims[0], per, start, k
     cdef fg_team team
-    cdef int nt = threads_for(n)
+    cdef int nt = threads_for(n, &team)
     if nt > 1 and gm_overlaps(args, steps, 3, 5, n):
         nt = 1
     if nt == 1:
@@ -1143,6 +1144,7 @@ cdef inline void gm_grad_loop(char** args, const npy_intp* dims, const npy_intp*
         per = piece_len(n, nt)
         fg_team_begin(&team, nt)
         for k in prange(nt, num_threads=nt, schedule='static'):
+            fg_team_start(&team, k)
             start = k * per
             if start < n:
                 gm_grad_at(args, steps, start, per if n - start > per else n - start, r, v)
