@@ -37,14 +37,17 @@
 #   needed degree 6 for R = 6 (forward 1.317 ulp); these take degree 5 to the same error budget (forward
 #   R = 5.75, 1.498 ulp; tanh form 5.25), one permute and one FMA fewer for one FMA more (Zen 4 kernel A/B:
 #   +5-6% at randn sigma = 1, +3-5% at 3), and the gradient degree 6 to R = 7.5 (1/4 as many tail lanes at
-#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 even intervals (vpermps), so
-#   R = 3.6, degree 7 (gradient 4.0, degree 7: 4.2 reached 1.87 ulp, 4.5 failed; tanh form 3.1, degree 6),
-#   and lanes beyond R on either side take the tail; uneven intervals there gain little (8 are too few: the
-#   first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G) is a float to ~1e-4
+#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 slots (vpermps), 7 even
+#   intervals to R and the last for x > R, clamped at RP (x - F rounds to x beyond, 1 - G to 1): there y = x - F
+#   needs F only to a fraction of ulp(x), absolutely, which one degree-7 piece gives (fit error <= 0.22 ulp), so
+#   only x < -R takes the tail.  Forward R = 3.4, RP = 5.5, degree 7 (3.5: 2.05 ulp at the steep end);
+#   gradient 3.8, 6.0, degree 8 (degree 7's last slot reached 0.6-1.2 ulp); tanh form 3.3, 5.25, degree 7
+#   (degree 6's last slot: 0.5-1.2 ulp).  Uneven intervals gain little there (8 are too few: the first ones
+#   may not widen) and cost one FMA.  Each L_i is a float at which F (G) is a float to ~1e-4
 #   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay
 #   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
 #   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
-#   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x) are compressed into a queue, per
+#   Lanes with x < -R and -inf (AVX-512 gradient: also NaN x) are compressed into a queue, per
 #   chunk of 64 vectors, that the tail below computes a vector at a time, the results scattered to place
 #   (gradient results that are not finite, found per chunk, are redone from the chunk's copies).  How a
 #   chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one summary of the
@@ -85,8 +88,8 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.498 ulp (AVX-512, at x = -0.2147808 in the
-# central form) / 1.364 (AVX2, at -3.5990684, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
-# central; both were 1.252 and 1.485 with Horner's rule throughout, see gx_f_central).  The AVX2 loops are
+# central form) / 1.475 (AVX2, at -3.3847637, the central form's), gradient 1.524 / 1.485 (AVX2, at -6.494095,
+# the exp form's).  The AVX2 loops are
 # bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
 # vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
 # another port): the central forward has ~14, the tail ~28; and by the Horner chain's latency (Zen 4: the
@@ -530,52 +533,57 @@ cdef extern from *:
         {0.0007659320253878832f, 0.0001197825840790756f, 1.77172951225657e-05f, 1.5303912732633762e-06f, 1.5725741775440838e-07f, 8.383271854484065e-09f, 0.008808190934360027f, 0.0026384915690869093f},
         {-0.00010961305815726519f, -1.591745785844978e-05f, -1.4473409919446567e-06f, -1.0717561593764913e-07f, -6.466989166398207e-09f, -1.8901837040008473e-10f, -0.0017908712616190314f, -0.0004977168282493949f},
     };
-    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 5.87e-09; rows L, C0, ..., C7 */
-    #define GX_F_CR 3.6f
-    #define GX_F_CK 2.0830554962158203f
+    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 5.96e-09; the last slot x in (R, RP], 0.063 ulp; rows L, C0, ..., C7 */
+    #define GX_F_CR 3.4f
+    #define GX_F_CRP 5.5f   /* x > 0 clamp (positive slot, the last) */
+    #define GX_F_CK 1.9114705324172974f
     #define GX_F_CK2 0.0f
     #define GX_F_CDEG 7
     static const float GX_F_C[9][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.480119913816452f, 0.9599813222885132f, 1.440181016921997f, 1.920287013053894f, 2.400029182434082f, 2.8805313110351562f, 3.360255479812622f},
-        {0.0f, 0.15151195228099823f, 0.16178786754608154f, 0.10788121819496155f, 0.052636656910181046f, 0.019672757014632225f, 0.005717934109270573f, 0.0013083226513117552f},
-        {0.5f, 0.14488264918327332f, -0.07304589450359344f, -0.1287667602300644f, -0.09380108118057251f, -0.04554687812924385f, -0.016153914853930473f, -0.004346564412117004f},
-        {-0.3989422917366028f, -0.31453660130500793f, -0.13569357991218567f, 0.005241228733211756f, 0.05325906351208687f, 0.04210033640265465f, 0.019827812910079956f, 0.006547551602125168f},
-        {7.114164759514097e-07f, 0.10723381489515305f, 0.12394742667675018f, 0.06537557393312454f, 0.006313560996204615f, -0.015766197815537453f, -0.012992000207304955f, -0.0057551986537873745f},
-        {0.06647555530071259f, 0.036136019974946976f, -0.016792142763733864f, -0.03663254156708717f, -0.02160639502108097f, -0.00293181324377656f, 0.0038743377663195133f, 0.003080586902797222f},
-        {0.00014038935478311032f, -0.022045796737074852f, -0.017544645816087723f, 0.0008695431752130389f, 0.00903844740241766f, 0.005458136089146137f, 0.0006718260119669139f, -0.0008394927717745304f},
-        {-0.010630750097334385f, -0.0034728862810879946f, 0.005579074379056692f, 0.005433220416307449f, 0.00026036688359454274f, -0.0019681325647979975f, -0.0010974279139190912f, -9.010115172713995e-05f},
-        {0.0014567833859473467f, 0.0029247067868709564f, 0.0015666789840906858f, -0.0012979351449757814f, -0.0011521393898874521f, -5.321023127180524e-05f, 0.00036392887705005705f, 0.00016878325550351292f},
+        {0.0f, 0.522980272769928f, 1.0462309122085571f, 1.5695958137512207f, 2.092395305633545f, 2.6160542964935303f, 3.1390810012817383f, 4.449764728546143f},
+        {0.0f, 0.1571524292230606f, 0.1545567810535431f, 0.09143615514039993f, 0.038084909319877625f, 0.011635216884315014f, 0.002660035155713558f, 1.9126069673802704e-05f},
+        {0.5f, 0.11852231621742249f, -0.09373458474874496f, -0.12444064766168594f, -0.07530830055475235f, -0.02962908148765564f, -0.008230408653616905f, -8.48091731313616e-05f},
+        {-0.3989422917366028f, -0.3003675043582916f, -0.10447971522808075f, 0.026982473209500313f, 0.053139474242925644f, 0.03154726326465607f, 0.011356108821928501f, 0.000178651898750104f},
+        {6.839451316409395e-07f, 0.11301957070827484f, 0.11692396551370621f, 0.046781204640865326f, -0.0058930921368300915f, -0.01615075208246708f, -0.008856672793626785f, -0.00023378859623335302f},
+        {0.06647660583257675f, 0.031318578869104385f, -0.02369088865816593f, -0.03480144217610359f, -0.013927546329796314f, 0.0015900713624432683f, 0.003870704909786582f, 0.0002115650859195739f},
+        {0.0001273305097129196f, -0.022852841764688492f, -0.014403252862393856f, 0.004613210912793875f, 0.008566338568925858f, 0.0029624802991747856f, -0.0005064678844064474f, -0.00014508252206724137f},
+        {-0.010565574280917645f, -0.0025139625649899244f, 0.006287363823503256f, 0.00409930432215333f, -0.0010457225143909454f, -0.0017551364144310355f, -0.0004588908632285893f, 7.463403744623065e-05f},
+        {0.0013437493471428752f, 0.0032725119963288307f, 0.0009205744136124849f, -0.0015986855141818523f, -0.0008465351420454681f, 0.00031160705839283764f, 0.0002910042821895331f, -2.0134446458541788e-05f},
     };
-    /* Phi(-a) - a*phi(a) (gradient) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 1.84e-08; rows L, C0, ..., C7 */
-    #define GX_F_GR 4.0f
-    #define GX_F_GK 1.874750018119812f
+    /* Phi(-a) - a*phi(a) (gradient) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 8, max weighted error 4.83e-09; the last slot x in (R, RP], 0.218 ulp; rows L, C0, ..., C8 */
+    #define GX_F_GR 3.8f
+    #define GX_F_GRP 6.0f   /* x > 0 clamp (positive slot, the last) */
+    #define GX_F_GK 1.7102631330490112f
     #define GX_F_GK2 0.0f
-    #define GX_F_GDEG 7
-    static const float GX_F_G[9][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.5335659980773926f, 1.0668753385543823f, 1.6005992889404297f, 2.1329562664031982f, 2.6674745082855225f, 3.2004170417785645f, 3.73343563079834f},
-        {0.5f, 0.11220124363899231f, -0.09789977967739105f, -0.12263677269220352f, -0.07103021442890167f, -0.026511892676353455f, -0.006933755706995726f, -0.0013061210047453642f},
-        {-0.7978845834732056f, -0.5935150980949402f, -0.19460007548332214f, 0.06226867437362671f, 0.10458119213581085f, 0.05816979333758354f, 0.019625041633844376f, 0.004478632938116789f},
-        {1.6250195358225028e-06f, 0.3429592549800873f, 0.34472084045410156f, 0.12753614783287048f, -0.02403918281197548f, -0.0472501739859581f, -0.02378425933420658f, -0.0069597759284079075f},
-        {0.26592251658439636f, 0.12042241543531418f, -0.1005614697933197f, -0.13611702620983124f, -0.04887240007519722f, 0.009137274697422981f, 0.014766962267458439f, 0.006296973209828138f},
-        {0.00043271019239909947f, -0.1149824783205986f, -0.06800886988639832f, 0.026725655421614647f, 0.041365064680576324f, 0.012187347747385502f, -0.0032519076485186815f, -0.0034411351662129164f},
-        {-0.06228356808423996f, -0.013684541918337345f, 0.03910963609814644f, 0.022582076489925385f, -0.007854686118662357f, -0.009938444010913372f, -0.001975549850612879f, 0.0009126942022703588f},
-        {0.006845795549452305f, 0.02241411991417408f, 0.0054144482128322124f, -0.01134030893445015f, -0.005111662670969963f, 0.0022537035401910543f, 0.0018535665003582835f, 0.00017482404655311257f},
-        {0.001840854063630104f, 0.00018740168889053166f, -0.0068747978657484055f, -0.0008517404785379767f, 0.002886408707126975f, 0.0006853349041193724f, -0.0005667533841915429f, -0.00024542142637073994f},
+    #define GX_F_GDEG 8
+    static const float GX_F_G[10][8] __attribute__((aligned(64))) = {
+        {0.0f, 0.5846771597862244f, 1.1691431999206543f, 1.7537870407104492f, 2.3379757404327393f, 2.9230337142944336f, 3.5082011222839355f, 4.9012579917907715f},
+        {0.5f, 0.08277721703052521f, -0.11431033164262772f, -0.11057798564434052f, -0.050950732082128525f, -0.014537664130330086f, -0.0027492432855069637f, -1.1404382348700892e-05f},
+        {-0.7978845834732056f, -0.5575750470161438f, -0.12751685082912445f, 0.09220072627067566f, 0.08990830928087234f, 0.03642741218209267f, 0.008740335702896118f, 5.3432198910741135e-05f},
+        {1.930269490912906e-06f, 0.3596058487892151f, 0.31002601981163025f, 0.06946127116680145f, -0.044456738978624344f, -0.0369684174656868f, -0.012356610968708992f, -0.0001191526316688396f},
+        {0.2659056782722473f, 0.09661286324262619f, -0.12420180439949036f, -0.11527623981237411f, -0.01895463839173317f, 0.01595078594982624f, 0.009796971455216408f, 0.00016618124209344387f},
+        {0.0007681858260184526f, -0.11760324984788895f, -0.047415297478437424f, 0.03991454839706421f, 0.030951905995607376f, 0.0020225911866873503f, -0.0042255958542227745f, -0.0001623212156118825f},
+        {-0.06550341099500656f, -0.0066527677699923515f, 0.04090665653347969f, 0.01186025608330965f, -0.011655173264443874f, -0.005870473105460405f, 0.0003565266961231828f, 0.00011974170774919912f},
+        {0.02294973097741604f, 0.02263941802084446f, 0.0004326412745285779f, -0.011415084823966026f, -0.0012444071471691132f, 0.00270379357971251f, 0.0007117619388736784f, -6.594664591830224e-05f},
+        {-0.03862839192152023f, -0.0012911984231323004f, -0.006554200313985348f, 0.0009985720971599221f, 0.0022719705011695623f, -0.00018881908908952028f, -0.0004469742125365883f, 2.2286931198323146e-05f},
+        {0.04039407894015312f, -0.002493917476385832f, 0.0009823512518778443f, 0.0013343722093850374f, -0.00042898565880022943f, -0.00029419566271826625f, 0.00011231653479626402f, -2.892201564463903e-06f},
     };
-    /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 6, max weighted error 1.99e-08; rows L, C0, ..., C6 */
-    #define GX_F_TCR 3.1f
-    #define GX_F_TCK 2.419032335281372f
+    /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 4.59e-09; the last slot x in (R, RP], 0.119 ulp; rows L, C0, ..., C7 */
+    #define GX_F_TCR 3.3f
+    #define GX_F_TCRP 5.25f   /* x > 0 clamp (positive slot, the last) */
+    #define GX_F_TCK 1.9693939685821533f
     #define GX_F_TCK2 0.0f
-    #define GX_F_TCDEG 6
-    static const float GX_F_TC[8][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.41338080167770386f, 0.826664924621582f, 1.2400699853897095f, 1.6531641483306885f, 2.0677742958068848f, 2.479719877243042f, 2.8940587043762207f},
-        {0.0f, 0.14041902124881744f, 0.16890867054462433f, 0.13349805772304535f, 0.08140990883111954f, 0.039814673364162445f, 0.01586974412202835f, 0.005057226400822401f},
-        {0.5f, 0.18833161890506744f, -0.029800400137901306f, -0.12165912985801697f, -0.11955071985721588f, -0.07879646867513657f, -0.039517976343631744f, -0.01535993255674839f},
-        {-0.3989422619342804f, -0.33473142981529236f, -0.1864061951637268f, -0.043353985995054245f, 0.03643146902322769f, 0.05366186797618866f, 0.039114393293857574f, 0.019845692440867424f},
-        {-1.0308418723070645e-06f, 0.09688134491443634f, 0.12911081314086914f, 0.09343431144952774f, 0.03592118248343468f, -0.003537490963935852f, -0.016243332996964455f, -0.013298014178872108f},
-        {0.06683789193630219f, 0.043094076216220856f, -0.0042404597625136375f, -0.033566247671842575f, -0.031756073236465454f, -0.01516390684992075f, -0.0015486895572394133f, 0.0038036492187529802f},
-        {-0.0001368585362797603f, -0.02049380913376808f, -0.021067341789603233f, -0.006138160824775696f, 0.00611864635720849f, 0.008192738518118858f, 0.0045891087502241135f, 0.000883211032487452f},
-        {-0.009810729883611202f, -0.0049756476655602455f, 0.0040593333542346954f, 0.006552457343786955f, 0.0027929150965064764f, -0.0007907677791081369f, -0.001740413485094905f, -0.0010917041217908263f},
+    #define GX_F_TCDEG 7
+    static const float GX_F_TC[9][8] __attribute__((aligned(64))) = {
+        {0.0f, 0.5078052878379822f, 1.0155740976333618f, 1.5228878259658813f, 2.0310146808624268f, 2.537964344024658f, 3.0470688343048096f, 4.275033473968506f},
+        {0.0f, 0.1553025096654892f, 0.15748700499534607f, 0.0975140631198883f, 0.04278386011719704f, 0.013697508722543716f, 0.003126138122752309f, 1.7661210222286172e-05f},
+        {0.5f, 0.12784609198570251f, -0.08664810657501221f, -0.1269250363111496f, -0.08275289833545685f, -0.03512786328792572f, -0.010164380073547363f, -9.348654566565529e-05f},
+        {-0.3989422917366028f, -0.3051607608795166f, -0.11548437178134918f, 0.019035009667277336f, 0.05392506718635559f, 0.03625338897109032f, 0.014298410154879093f, 0.00022854734561406076f},
+        {6.952250259928405e-07f, 0.11123909801244736f, 0.11897669732570648f, 0.053385235369205475f, -0.0011967289028689265f, -0.01645512506365776f, -0.01084077637642622f, -0.0003415814717300236f},
+        {0.06680526584386826f, 0.03273679316043854f, -0.021618036553263664f, -0.03497232869267464f, -0.016696589067578316f, -0.00030178463202901185f, 0.004114582668989897f, 0.00035470849252305925f},
+        {0.00013302025035955012f, -0.022921137511730194f, -0.015123261138796806f, 0.0034329246263951063f, 0.008402260020375252f, 0.003971747122704983f, 4.04983666157932e-06f, -0.0002610530355013907f},
+        {-0.010825351811945438f, -0.002745904726907611f, 0.006252064369618893f, 0.004284835886210203f, -0.0005543208681046963f, -0.001709164585918188f, -0.0007627466111443937f, 0.00011654804256977513f},
+        {0.0014189601643010974f, 0.0033584844786673784f, 0.0009384796721860766f, -0.001467599067837f, -0.0008478491217829287f, 0.000163320975843817f, 0.00031066942028701305f, -2.1181464035180397e-05f},
     };
     #endif
     /* END GENERATED */
@@ -916,7 +924,7 @@ cdef extern from *:
 
     /* The central form (see the header): F, G and the tanh form's F from the GX_F_C, GX_F_G and GX_F_TC
        tables, no exp; the lanes beyond through a queue (gx_f_tailq) to the tails.  randn sigma = 3 puts 2.8% of
-       the lanes there on AVX-512 (exact forward: x < -5.75), 23% on AVX2 (|x| > 3.6); x ~ U(-8, 8) 14% and 55% */
+       the lanes there on AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4); x ~ U(-8, 8) 14% and 29% */
     #if defined(__AVX512F__)
     typedef __mmask16 gx_fm;                 /* a lane mask as bits */
     #define GX_F_CN 32                       /* intervals per central table */
@@ -949,7 +957,14 @@ cdef extern from *:
                                                                     float K2, const int deg) {
         /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
         gx_fv k = K2 != 0.0f ? GX_F_FMA(a, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
+    #if defined(__AVX512F__)
         gx_iv idx = GX_F_CASTI(GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC)));
+    #else
+        /* AVX2: a beyond the central intervals (only x > 0 reaches them: a is clamped at RP there, at R for
+           x < 0) takes the last slot, the positive one */
+        gx_iv idx = GX_F_CASTI(GX_F_MIN(GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC)),
+                                        GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1))));
+    #endif
         gx_fv u = GX_F_SUB(a, GX_F_TAB(tab[0]));             /* exact (Sterbenz; L = 0 on the first interval) */
         gx_fv p;
     #if !defined(__AVX512F__)
@@ -982,7 +997,8 @@ cdef extern from *:
     #if defined(__AVX512F__)
         return _mm512_range_ps(x, GX_F_SET1(th ? GX_F_TCR : GX_F_CR), 10);
     #else
-        return GX_F_MIN(GX_F_SET1(th ? GX_F_TCR : GX_F_CR), GX_F_ABS(x));
+        /* x < -R is a tail lane: its result here is replaced */
+        return GX_F_MIN(GX_F_SET1(th ? GX_F_TCRP : GX_F_CRP), GX_F_ABS(x));
     #endif
     }
     /* the lanes of a with |x| <= TINY */
@@ -994,8 +1010,8 @@ cdef extern from *:
     #endif
     }
 
-    /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R (AVX2: |x| <= R), NaN and +inf
-       (AVX-512: a = R there, max(-0, x) gives the NaN; AVX2: a = NaN).  chk 0: no test for tiny lanes, whose
+    /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R, NaN and +inf (AVX-512: a = R
+       there, max(-0, x) gives the NaN; AVX2: a = RP for +inf, NaN for NaN).  chk 0: no test for tiny lanes, whose
        results the caller redoes (gx_f_central_chunk); else *seen set when there are some */
     static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int th, const int chk, int* seen) {
         gx_fv a = gx_f_fwd_a(x, th);
@@ -1014,14 +1030,14 @@ cdef extern from *:
     /* the tanh form's tail (_gelu_sigmoid.pxi) */
     static inline gx_fv gs_f_tanh_tail(gx_fv x);
 
-    /* dy GELU'(x) for x >= -GR (AVX2: |x| <= GR; x NaN: a suspect lane) */
+    /* dy GELU'(x) for x >= -GR (x NaN: a suspect lane) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad_c(gx_fv x, gx_fv dy) {
     #if defined(__AVX512F__)
         gx_fv G = gx_f_central(_mm512_range_ps(x, GX_F_SET1(GX_F_GR), 10), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
         return _mm512_mask_mul_ps(GX_F_FNMA(G, dy, dy), _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ),
                                   G, dy);
     #else
-        gx_fv G = gx_f_central(GX_F_MIN(GX_F_SET1(GX_F_GR), GX_F_ABS(x)), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
+        gx_fv G = gx_f_central(GX_F_MIN(GX_F_SET1(GX_F_GRP), GX_F_ABS(x)), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
         return _mm256_blendv_ps(GX_F_FNMA(G, dy, dy), GX_F_MUL(G, dy), x);   /* by the sign bit: -0.0 the same */
     #endif
     }
@@ -1107,7 +1123,7 @@ cdef extern from *:
             gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind);
     }
 
-    /* the tail lanes of a vector, from x alone: x < -R (AVX2: |x| > R; gradient: also x NaN) */
+    /* the tail lanes of a vector, from x alone: x < -R (AVX-512 gradient: also x NaN) */
     static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
         const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : GX_F_CR;
         /* the predicates spelled out: clang takes only a constant expression there */
@@ -1116,24 +1132,20 @@ cdef extern from *:
             return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_NGE_UQ);
         return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_LT_OQ);
     #else
-        if (kind == GX_F_EXACT_GRAD)
-            return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_NLE_UQ));
-        return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_GT_OQ));
+        /* x > R takes the tables' positive slot; the gradient's NaN x (a NaN result) is found by gx_f_grad_bad */
+        return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(x, GX_F_SET1(-R), _CMP_LT_OQ));
     #endif
     }
 
     /* a chunk's summary for the list mode, one operation a vector: acc holds a tail lane (gx_f_tail_mask) if
-       any vector had one.  Forwards: the least x (AVX2: the largest |x|); vminps/vmaxps return their second
-       operand, acc, for x NaN, not a tail lane there.  Gradient, where NaN is: AVX-512 the tail lanes'
-       x themselves, AVX2 the largest |x| as an integer (NaN above inf) */
+       any vector had one: the least x (vminps returns its second operand, acc, for x NaN, not a tail lane
+       there), or for the AVX-512 gradient, where NaN is, the tail lanes' x themselves */
     static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv x, const int kind) {
     #if defined(__AVX512F__)
         return kind == GX_F_EXACT_GRAD ? _mm512_mask_mov_ps(acc, gx_f_tail_mask(x, kind), x) : _mm512_min_ps(x, acc);
     #else
-        gx_fv ax = GX_F_ABS(x);
-        return kind == GX_F_EXACT_GRAD ? _mm256_castsi256_ps(_mm256_max_epi32(_mm256_castps_si256(acc),
-                                                                              _mm256_castps_si256(ax)))
-                                       : _mm256_max_ps(ax, acc);
+        (void)kind;
+        return _mm256_min_ps(x, acc);
     #endif
     }
 
@@ -1153,14 +1165,14 @@ cdef extern from *:
     #endif
     }
 
-    /* the gradient's central results y that are not finite (a huge or infinite dy) outside the tail lanes:
-       redone through the tail (gx_f_grad_fix's double check) */
+    /* the gradient's central results y that are not finite (a huge or infinite dy; AVX2: also x NaN) outside
+       the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
     static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y) {
     #if defined(__AVX512F__)
         gx_fm mf = (gx_fm)gx_f_suspect(x, y, GX_F_GR);
     #else
-        gx_fm mf = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
-                                                           GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
+        gx_fm mf = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f),
+                                                           _CMP_NEQ_UQ));
     #endif
         return mf & (gx_fm)~gx_f_tail_mask(x, GX_F_EXACT_GRAD);
     }
