@@ -37,13 +37,15 @@
 #   needed degree 6 for R = 6 (forward 1.317 ulp); these take degree 5 to the same error budget (forward
 #   R = 5.75, 1.498 ulp; tanh form 5.25), one permute and one FMA fewer for one FMA more (Zen 4 kernel A/B:
 #   +5-6% at randn sigma = 1, +3-5% at 3), and the gradient degree 6 to R = 7.5 (1/4 as many tail lanes at
-#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 slots (vpermps), 7 even
-#   intervals to R and the last for x > R, clamped at RP (x - F rounds to x beyond, 1 - G to 1): there y = x - F
-#   needs F only to a fraction of ulp(x), absolutely, which one degree-7 piece gives (fit error <= 0.22 ulp), so
-#   only x < -R takes the tail.  Forward R = 3.4, RP = 5.5, degree 7 (3.5: 2.05 ulp at the steep end);
-#   gradient 3.8, 6.0, degree 8 (degree 7's last slot reached 0.6-1.2 ulp); tanh form 3.3, 5.25, degree 7
-#   (degree 6's last slot: 0.5-1.2 ulp).  Uneven intervals gain little there (8 are too few: the first ones
-#   may not widen) and cost one FMA.  Each L_i is a float at which F (G) is a float to ~1e-4
+#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 slots (vpermps).  The forward:
+#   7 even intervals to R = 3.4 and the last for x > R, clamped at RP = 5.5 (x - F rounds to x beyond): there
+#   y = x - F needs F only to a fraction of ulp(x), absolutely, which one degree-7 piece gives (fit error 0.06
+#   ulp), so only x < -R takes the tail (R = 3.5: 2.05 ulp at the steep end).  The gradient (R = 4.0, degree
+#   7) and the tanh form (3.1, degree 6) keep 8 intervals and queue |x| > R: their last slot needed a degree
+#   more (gradient 8 to RP = 6.0, tanh form 7 to 5.25), and with it one permute more per vector, which cost
+#   11% and 15% at randn sigma = 1 on Zen 3, where the permutes bound the loop.  Uneven intervals gain little
+#   there (8 are too few: the first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G)
+#   is a float to ~1e-4
 #   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay
 #   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
 #   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
@@ -88,8 +90,8 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.498 ulp (AVX-512, at x = -0.2147808 in the
-# central form) / 1.475 (AVX2, at -3.3847637, the central form's), gradient 1.524 / 1.485 (AVX2, at -6.494095,
-# the exp form's).  The AVX2 loops are
+# central form) / 1.475 (AVX2, at -3.3847637, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
+# central; both were 1.252 and 1.485 with Horner's rule throughout, see gx_f_central).  The AVX2 loops are
 # bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
 # vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
 # another port): the central forward has ~14, the tail ~28; and by the Horner chain's latency (Zen 4: the
@@ -536,6 +538,7 @@ cdef extern from *:
     /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 5.96e-09; the last slot x in (R, RP], 0.063 ulp; rows L, C0, ..., C7 */
     #define GX_F_CR 3.4f
     #define GX_F_CRP 5.5f   /* x > 0 clamp (positive slot, the last) */
+    #define GX_F_CPOS 1
     #define GX_F_CK 1.9114705324172974f
     #define GX_F_CK2 0.0f
     #define GX_F_CDEG 7
@@ -550,40 +553,40 @@ cdef extern from *:
         {-0.010565574280917645f, -0.0025139625649899244f, 0.006287363823503256f, 0.00409930432215333f, -0.0010457225143909454f, -0.0017551364144310355f, -0.0004588908632285893f, 7.463403744623065e-05f},
         {0.0013437493471428752f, 0.0032725119963288307f, 0.0009205744136124849f, -0.0015986855141818523f, -0.0008465351420454681f, 0.00031160705839283764f, 0.0002910042821895331f, -2.0134446458541788e-05f},
     };
-    /* Phi(-a) - a*phi(a) (gradient) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 8, max weighted error 4.83e-09; the last slot x in (R, RP], 0.218 ulp; rows L, C0, ..., C8 */
-    #define GX_F_GR 3.8f
-    #define GX_F_GRP 6.0f   /* x > 0 clamp (positive slot, the last) */
-    #define GX_F_GK 1.7102631330490112f
+    /* Phi(-a) - a*phi(a) (gradient) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 1.84e-08; rows L, C0, ..., C7 */
+    #define GX_F_GR 4.0f
+    #define GX_F_GRP 4.0f   /* x > 0 clamp (R: no positive slot) */
+    #define GX_F_GPOS 0
+    #define GX_F_GK 1.874750018119812f
     #define GX_F_GK2 0.0f
-    #define GX_F_GDEG 8
-    static const float GX_F_G[10][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.5846771597862244f, 1.1691431999206543f, 1.7537870407104492f, 2.3379757404327393f, 2.9230337142944336f, 3.5082011222839355f, 4.9012579917907715f},
-        {0.5f, 0.08277721703052521f, -0.11431033164262772f, -0.11057798564434052f, -0.050950732082128525f, -0.014537664130330086f, -0.0027492432855069637f, -1.1404382348700892e-05f},
-        {-0.7978845834732056f, -0.5575750470161438f, -0.12751685082912445f, 0.09220072627067566f, 0.08990830928087234f, 0.03642741218209267f, 0.008740335702896118f, 5.3432198910741135e-05f},
-        {1.930269490912906e-06f, 0.3596058487892151f, 0.31002601981163025f, 0.06946127116680145f, -0.044456738978624344f, -0.0369684174656868f, -0.012356610968708992f, -0.0001191526316688396f},
-        {0.2659056782722473f, 0.09661286324262619f, -0.12420180439949036f, -0.11527623981237411f, -0.01895463839173317f, 0.01595078594982624f, 0.009796971455216408f, 0.00016618124209344387f},
-        {0.0007681858260184526f, -0.11760324984788895f, -0.047415297478437424f, 0.03991454839706421f, 0.030951905995607376f, 0.0020225911866873503f, -0.0042255958542227745f, -0.0001623212156118825f},
-        {-0.06550341099500656f, -0.0066527677699923515f, 0.04090665653347969f, 0.01186025608330965f, -0.011655173264443874f, -0.005870473105460405f, 0.0003565266961231828f, 0.00011974170774919912f},
-        {0.02294973097741604f, 0.02263941802084446f, 0.0004326412745285779f, -0.011415084823966026f, -0.0012444071471691132f, 0.00270379357971251f, 0.0007117619388736784f, -6.594664591830224e-05f},
-        {-0.03862839192152023f, -0.0012911984231323004f, -0.006554200313985348f, 0.0009985720971599221f, 0.0022719705011695623f, -0.00018881908908952028f, -0.0004469742125365883f, 2.2286931198323146e-05f},
-        {0.04039407894015312f, -0.002493917476385832f, 0.0009823512518778443f, 0.0013343722093850374f, -0.00042898565880022943f, -0.00029419566271826625f, 0.00011231653479626402f, -2.892201564463903e-06f},
+    #define GX_F_GDEG 7
+    static const float GX_F_G[9][8] __attribute__((aligned(64))) = {
+        {0.0f, 0.5335659980773926f, 1.0668753385543823f, 1.6005992889404297f, 2.1329562664031982f, 2.6674745082855225f, 3.2004170417785645f, 3.73343563079834f},
+        {0.5f, 0.11220124363899231f, -0.09789977967739105f, -0.12263677269220352f, -0.07103021442890167f, -0.026511892676353455f, -0.006933755706995726f, -0.0013061210047453642f},
+        {-0.7978845834732056f, -0.5935150980949402f, -0.19460007548332214f, 0.06226867437362671f, 0.10458119213581085f, 0.05816979333758354f, 0.019625041633844376f, 0.004478632938116789f},
+        {1.6250195358225028e-06f, 0.3429592549800873f, 0.34472084045410156f, 0.12753614783287048f, -0.02403918281197548f, -0.0472501739859581f, -0.02378425933420658f, -0.0069597759284079075f},
+        {0.26592251658439636f, 0.12042241543531418f, -0.1005614697933197f, -0.13611702620983124f, -0.04887240007519722f, 0.009137274697422981f, 0.014766962267458439f, 0.006296973209828138f},
+        {0.00043271019239909947f, -0.1149824783205986f, -0.06800886988639832f, 0.026725655421614647f, 0.041365064680576324f, 0.012187347747385502f, -0.0032519076485186815f, -0.0034411351662129164f},
+        {-0.06228356808423996f, -0.013684541918337345f, 0.03910963609814644f, 0.022582076489925385f, -0.007854686118662357f, -0.009938444010913372f, -0.001975549850612879f, 0.0009126942022703588f},
+        {0.006845795549452305f, 0.02241411991417408f, 0.0054144482128322124f, -0.01134030893445015f, -0.005111662670969963f, 0.0022537035401910543f, 0.0018535665003582835f, 0.00017482404655311257f},
+        {0.001840854063630104f, 0.00018740168889053166f, -0.0068747978657484055f, -0.0008517404785379767f, 0.002886408707126975f, 0.0006853349041193724f, -0.0005667533841915429f, -0.00024542142637073994f},
     };
-    /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 4.59e-09; the last slot x in (R, RP], 0.119 ulp; rows L, C0, ..., C7 */
-    #define GX_F_TCR 3.3f
-    #define GX_F_TCRP 5.25f   /* x > 0 clamp (positive slot, the last) */
-    #define GX_F_TCK 1.9693939685821533f
+    /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 6, max weighted error 1.99e-08; rows L, C0, ..., C6 */
+    #define GX_F_TCR 3.1f
+    #define GX_F_TCRP 3.1f   /* x > 0 clamp (R: no positive slot) */
+    #define GX_F_TCPOS 0
+    #define GX_F_TCK 2.419032335281372f
     #define GX_F_TCK2 0.0f
-    #define GX_F_TCDEG 7
-    static const float GX_F_TC[9][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.5078052878379822f, 1.0155740976333618f, 1.5228878259658813f, 2.0310146808624268f, 2.537964344024658f, 3.0470688343048096f, 4.275033473968506f},
-        {0.0f, 0.1553025096654892f, 0.15748700499534607f, 0.0975140631198883f, 0.04278386011719704f, 0.013697508722543716f, 0.003126138122752309f, 1.7661210222286172e-05f},
-        {0.5f, 0.12784609198570251f, -0.08664810657501221f, -0.1269250363111496f, -0.08275289833545685f, -0.03512786328792572f, -0.010164380073547363f, -9.348654566565529e-05f},
-        {-0.3989422917366028f, -0.3051607608795166f, -0.11548437178134918f, 0.019035009667277336f, 0.05392506718635559f, 0.03625338897109032f, 0.014298410154879093f, 0.00022854734561406076f},
-        {6.952250259928405e-07f, 0.11123909801244736f, 0.11897669732570648f, 0.053385235369205475f, -0.0011967289028689265f, -0.01645512506365776f, -0.01084077637642622f, -0.0003415814717300236f},
-        {0.06680526584386826f, 0.03273679316043854f, -0.021618036553263664f, -0.03497232869267464f, -0.016696589067578316f, -0.00030178463202901185f, 0.004114582668989897f, 0.00035470849252305925f},
-        {0.00013302025035955012f, -0.022921137511730194f, -0.015123261138796806f, 0.0034329246263951063f, 0.008402260020375252f, 0.003971747122704983f, 4.04983666157932e-06f, -0.0002610530355013907f},
-        {-0.010825351811945438f, -0.002745904726907611f, 0.006252064369618893f, 0.004284835886210203f, -0.0005543208681046963f, -0.001709164585918188f, -0.0007627466111443937f, 0.00011654804256977513f},
-        {0.0014189601643010974f, 0.0033584844786673784f, 0.0009384796721860766f, -0.001467599067837f, -0.0008478491217829287f, 0.000163320975843817f, 0.00031066942028701305f, -2.1181464035180397e-05f},
+    #define GX_F_TCDEG 6
+    static const float GX_F_TC[8][8] __attribute__((aligned(64))) = {
+        {0.0f, 0.41338080167770386f, 0.826664924621582f, 1.2400699853897095f, 1.6531641483306885f, 2.0677742958068848f, 2.479719877243042f, 2.8940587043762207f},
+        {0.0f, 0.14041902124881744f, 0.16890867054462433f, 0.13349805772304535f, 0.08140990883111954f, 0.039814673364162445f, 0.01586974412202835f, 0.005057226400822401f},
+        {0.5f, 0.18833161890506744f, -0.029800400137901306f, -0.12165912985801697f, -0.11955071985721588f, -0.07879646867513657f, -0.039517976343631744f, -0.01535993255674839f},
+        {-0.3989422619342804f, -0.33473142981529236f, -0.1864061951637268f, -0.043353985995054245f, 0.03643146902322769f, 0.05366186797618866f, 0.039114393293857574f, 0.019845692440867424f},
+        {-1.0308418723070645e-06f, 0.09688134491443634f, 0.12911081314086914f, 0.09343431144952774f, 0.03592118248343468f, -0.003537490963935852f, -0.016243332996964455f, -0.013298014178872108f},
+        {0.06683789193630219f, 0.043094076216220856f, -0.0042404597625136375f, -0.033566247671842575f, -0.031756073236465454f, -0.01516390684992075f, -0.0015486895572394133f, 0.0038036492187529802f},
+        {-0.0001368585362797603f, -0.02049380913376808f, -0.021067341789603233f, -0.006138160824775696f, 0.00611864635720849f, 0.008192738518118858f, 0.0045891087502241135f, 0.000883211032487452f},
+        {-0.009810729883611202f, -0.0049756476655602455f, 0.0040593333542346954f, 0.006552457343786955f, 0.0027929150965064764f, -0.0007907677791081369f, -0.001740413485094905f, -0.0010917041217908263f},
     };
     #endif
     /* END GENERATED */
@@ -924,7 +927,7 @@ cdef extern from *:
 
     /* The central form (see the header): F, G and the tanh form's F from the GX_F_C, GX_F_G and GX_F_TC
        tables, no exp; the lanes beyond through a queue (gx_f_tailq) to the tails.  randn sigma = 3 puts 2.8% of
-       the lanes there on AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4); x ~ U(-8, 8) 14% and 29% */
+       the lanes there on AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4; gradient |x| > 4.0: 18%); x ~ U(-8, 8) 14% and 29% */
     #if defined(__AVX512F__)
     typedef __mmask16 gx_fm;                 /* a lane mask as bits */
     #define GX_F_CN 32                       /* intervals per central table */
@@ -960,10 +963,11 @@ cdef extern from *:
     #if defined(__AVX512F__)
         gx_iv idx = GX_F_CASTI(GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC)));
     #else
-        /* AVX2: a beyond the central intervals (only x > 0 reaches them: a is clamped at RP there, at R for
-           x < 0) takes the last slot, the positive one */
-        gx_iv idx = GX_F_CASTI(GX_F_MIN(GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC)),
-                                        GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1))));
+        /* AVX2, a table with a positive slot: a beyond the central intervals (only x > 0 reaches them: a is
+           clamped at RP there, at R for x < 0) takes the last slot */
+        const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : GX_F_TCPOS;
+        gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
+        gx_iv idx = GX_F_CASTI(pos ? GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1))) : t);
     #endif
         gx_fv u = GX_F_SUB(a, GX_F_TAB(tab[0]));             /* exact (Sterbenz; L = 0 on the first interval) */
         gx_fv p;
@@ -1123,7 +1127,8 @@ cdef extern from *:
             gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind);
     }
 
-    /* the tail lanes of a vector, from x alone: x < -R (AVX-512 gradient: also x NaN) */
+    /* the tail lanes of a vector, from x alone: x < -R (AVX2 tables without a positive slot: |x| > R;
+       gradient: also x NaN, except the AVX2 one with a positive slot) */
     static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
         const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : GX_F_CR;
         /* the predicates spelled out: clang takes only a constant expression there */
@@ -1132,20 +1137,30 @@ cdef extern from *:
             return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_NGE_UQ);
         return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_LT_OQ);
     #else
-        /* x > R takes the tables' positive slot; the gradient's NaN x (a NaN result) is found by gx_f_grad_bad */
-        return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(x, GX_F_SET1(-R), _CMP_LT_OQ));
+        const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS : GX_F_CPOS;
+        if (pos)        /* x > R takes the table's positive slot (the gradient's NaN x: gx_f_grad_bad) */
+            return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(x, GX_F_SET1(-R), _CMP_LT_OQ));
+        if (kind == GX_F_EXACT_GRAD)
+            return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_NLE_UQ));
+        return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_GT_OQ));
     #endif
     }
 
     /* a chunk's summary for the list mode, one operation a vector: acc holds a tail lane (gx_f_tail_mask) if
        any vector had one: the least x (vminps returns its second operand, acc, for x NaN, not a tail lane
-       there), or for the AVX-512 gradient, where NaN is, the tail lanes' x themselves */
+       there), for the AVX-512 gradient, where NaN is, the tail lanes' x themselves; AVX2 tables without a
+       positive slot: the largest |x| (the gradient's as an integer: NaN above inf) */
     static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv x, const int kind) {
     #if defined(__AVX512F__)
         return kind == GX_F_EXACT_GRAD ? _mm512_mask_mov_ps(acc, gx_f_tail_mask(x, kind), x) : _mm512_min_ps(x, acc);
     #else
-        (void)kind;
-        return _mm256_min_ps(x, acc);
+        const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS : GX_F_CPOS;
+        if (pos)
+            return _mm256_min_ps(x, acc);
+        gx_fv ax = GX_F_ABS(x);     /* the largest |x| (the gradient's as an integer: NaN above inf) */
+        return kind == GX_F_EXACT_GRAD ? _mm256_castsi256_ps(_mm256_max_epi32(_mm256_castps_si256(acc),
+                                                                              _mm256_castps_si256(ax)))
+                                       : _mm256_max_ps(ax, acc);
     #endif
     }
 
@@ -1165,14 +1180,16 @@ cdef extern from *:
     #endif
     }
 
-    /* the gradient's central results y that are not finite (a huge or infinite dy; AVX2: also x NaN) outside
-       the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
+    /* the gradient's central results y that are not finite (a huge or infinite dy; with a positive slot, AVX2:
+       also x NaN) outside the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
     static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y) {
     #if defined(__AVX512F__)
         gx_fm mf = (gx_fm)gx_f_suspect(x, y, GX_F_GR);
     #else
-        gx_fm mf = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f),
-                                                           _CMP_NEQ_UQ));
+        gx_fm mf = GX_F_GPOS ? (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f),
+                                                                       _CMP_NEQ_UQ))
+                             : (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
+                                                                       GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
     #endif
         return mf & (gx_fm)~gx_f_tail_mask(x, GX_F_EXACT_GRAD);
     }

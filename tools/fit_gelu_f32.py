@@ -153,8 +153,7 @@ def table_lines(isa, n, deg, fold):
 # gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
                       "T": dict(R=5.25, deg=5, alpha=0.6)},
-           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5), "G": dict(R=3.8, deg=8, RP=6.0),
-                    "T": dict(R=3.3, deg=7, RP=5.25)}}
+           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
@@ -165,7 +164,8 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # Horner's rule; the kernels now take degree 7 in pairs on u^2 (gx_f_central): 1.364 and 1.591, central.  With
 # the 8th slot (7 intervals): forward R = 3.4, RP = 5.5: 1.475 (3.5: 2.05 at its steep end; 3.2 needs the tail
 # below its fitted 3.5: 2.50); gradient 3.8, 6.0, degree 8: 1.485 (the tail's); tanh form 3.3, 5.25, degree 7:
-# 1.598 (the tail's).
+# 1.598 (the tail's).  Those two keep 8 intervals: a degree more is a permute more per vector, -11% and -15%
+# at randn sigma = 1 on Zen 3 (the forward's slot costs one vminps: -1-3%).
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
@@ -282,8 +282,10 @@ def central_lines(isa):
                   + (f"; the last slot x in (R, RP], {perr:.3f} ulp" if perr is not None else "")
                   + f"; rows L, C0, ..., C{deg} */",
                   f"    #define {p}R {cfg['R']!r}f",
-                  *([f"    #define {p}RP {cfg['RP']!r}f   /* x > 0 clamp (positive slot, the last) */"]
-                    if cfg.get("RP") else []),
+                  *([f"    #define {p}RP {cfg['RP']!r}f   /* x > 0 clamp (positive slot, the last) */",
+                     f"    #define {p}POS 1"] if cfg.get("RP") else
+                    [f"    #define {p}RP {cfg['R']!r}f   /* x > 0 clamp (R: no positive slot) */",
+                     f"    #define {p}POS 0"] if n < 32 else []),
                   f"    #define {p}K {K!r}f",
                   f"    #define {p}K2 {K2!r}f",
                   f"    #define {p}DEG {deg}",
