@@ -43,10 +43,11 @@
 #   ulp), so only x < -R takes the tail (R = 3.5: 2.05 ulp at the steep end).  The gradient (R = 4.0, degree
 #   7) and the tanh form (3.1, degree 6) keep 8 intervals and queue |x| > R: their last slot needed a degree
 #   more (gradient 8 to RP = 6.0, tanh form 7 to 5.25), and with it one permute more per vector, which cost
-#   11% and 15% at randn sigma = 1 on Zen 3, where the permutes bound the loop.  Uneven intervals gain little
+#   9-11% and 12-15% at randn sigma = 1 on Zen 3 (for 5-10% and 12% at sigma = 3, 25% and 30% at U(-8, 8)).  Uneven intervals gain little
 #   there (8 are too few: the first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G)
-#   is a float to ~1e-4
-#   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay
+#   is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's; but AVX2's forward, whose
+#   L_i = i*H (u = a - i*H by an FMA from the index: one permute fewer, +2-5% on Zen 3), C0 = F(L_i) rounded,
+#   the fit absorbing that rounding everywhere but at u = 0.  R ends the tables where F's Gaussian decay
 #   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
 #   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
 #   Lanes with x < -R and -inf (AVX-512 gradient: also NaN x) are compressed into a queue, per
@@ -90,7 +91,7 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.498 ulp (AVX-512, at x = -0.2147808 in the
-# central form) / 1.475 (AVX2, at -3.3847637, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
+# central form) / 1.595 (AVX2, at -0.2915032, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
 # central; both were 1.252 and 1.485 with Horner's rule throughout, see gx_f_central).  The AVX2 loops are
 # bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
 # vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
@@ -535,23 +536,24 @@ cdef extern from *:
         {0.0007659320253878832f, 0.0001197825840790756f, 1.77172951225657e-05f, 1.5303912732633762e-06f, 1.5725741775440838e-07f, 8.383271854484065e-09f, 0.008808190934360027f, 0.0026384915690869093f},
         {-0.00010961305815726519f, -1.591745785844978e-05f, -1.4473409919446567e-06f, -1.0717561593764913e-07f, -6.466989166398207e-09f, -1.8901837040008473e-10f, -0.0017908712616190314f, -0.0004977168282493949f},
     };
-    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 5.96e-09; the last slot x in (R, RP], 0.063 ulp; rows L, C0, ..., C7 */
+    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 4.72e-08; the last slot x in (R, RP], 0.056 ulp; rows L, C0, ..., C7 */
     #define GX_F_CR 3.4f
     #define GX_F_CRP 5.5f   /* x > 0 clamp (positive slot, the last) */
     #define GX_F_CPOS 1
-    #define GX_F_CK 1.9114705324172974f
+    #define GX_F_CH 0.5234375f   /* L_i = i*H */
+    #define GX_F_CK 1.9104477167129517f
     #define GX_F_CK2 0.0f
     #define GX_F_CDEG 7
     static const float GX_F_C[9][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.522980272769928f, 1.0462309122085571f, 1.5695958137512207f, 2.092395305633545f, 2.6160542964935303f, 3.1390810012817383f, 4.449764728546143f},
-        {0.0f, 0.1571524292230606f, 0.1545567810535431f, 0.09143615514039993f, 0.038084909319877625f, 0.011635216884315014f, 0.002660035155713558f, 1.9126069673802704e-05f},
-        {0.5f, 0.11852231621742249f, -0.09373458474874496f, -0.12444064766168594f, -0.07530830055475235f, -0.02962908148765564f, -0.008230408653616905f, -8.48091731313616e-05f},
-        {-0.3989422917366028f, -0.3003675043582916f, -0.10447971522808075f, 0.026982473209500313f, 0.053139474242925644f, 0.03154726326465607f, 0.011356108821928501f, 0.000178651898750104f},
-        {6.839451316409395e-07f, 0.11301957070827484f, 0.11692396551370621f, 0.046781204640865326f, -0.0058930921368300915f, -0.01615075208246708f, -0.008856672793626785f, -0.00023378859623335302f},
-        {0.06647660583257675f, 0.031318578869104385f, -0.02369088865816593f, -0.03480144217610359f, -0.013927546329796314f, 0.0015900713624432683f, 0.003870704909786582f, 0.0002115650859195739f},
-        {0.0001273305097129196f, -0.022852841764688492f, -0.014403252862393856f, 0.004613210912793875f, 0.008566338568925858f, 0.0029624802991747856f, -0.0005064678844064474f, -0.00014508252206724137f},
-        {-0.010565574280917645f, -0.0025139625649899244f, 0.006287363823503256f, 0.00409930432215333f, -0.0010457225143909454f, -0.0017551364144310355f, -0.0004588908632285893f, 7.463403744623065e-05f},
-        {0.0013437493471428752f, 0.0032725119963288307f, 0.0009205744136124849f, -0.0015986855141818523f, -0.0008465351420454681f, 0.00031160705839283764f, 0.0002910042821895331f, -2.0134446458541788e-05f},
+        {0.0f, 0.5234375f, 1.046875f, 1.5703125f, 2.09375f, 2.6171875f, 3.140625f, 3.6640625f},
+        {0.0f, 0.15720656514167786f, 0.15449637174606323f, 0.09134698659181595f, 0.03798298537731171f, 0.01160168182104826f, 0.0026473545003682375f, 0.0004547947319224477f},
+        {0.5f, 0.11824772506952286f, -0.09386903047561646f, -0.12440190464258194f, -0.07516435533761978f, -0.029557643458247185f, -0.008195404894649982f, -0.0016526386607438326f},
+        {-0.3989422917366028f, -0.3002142310142517f, -0.10425573587417603f, 0.027082296088337898f, 0.0531158484518528f, 0.03149230778217316f, 0.011315127834677696f, 0.0027701964136213064f},
+        {6.838172339485027e-07f, 0.11307485401630402f, 0.1168639287352562f, 0.04668247699737549f, -0.005969304591417313f, -0.016143547371029854f, -0.008832680061459541f, -0.0027873460203409195f},
+        {0.06647660583257675f, 0.0313345231115818f, -0.023664377629756927f, -0.0347595177590847f, -0.013888487592339516f, 0.001609215047210455f, 0.003867256920784712f, 0.0018154361750930548f},
+        {0.00012735076597891748f, -0.02278999611735344f, -0.014421182684600353f, 0.004593637306243181f, 0.008594286628067493f, 0.0029497460927814245f, -0.0005140574066899717f, -0.000758577894885093f},
+        {-0.010565701872110367f, -0.0031565900426357985f, 0.0055875456891953945f, 0.0038450106512755156f, -0.0008678149897605181f, -0.0017758598551154137f, -0.00046039221342653036f, 0.0001854880974860862f},
+        {0.0013439659960567951f, 0.002620706567540765f, 0.0013324783649295568f, -0.0012472613016143441f, -0.00120504479855299f, 0.0003296545473858714f, 0.000321223255014047f, -2.0128007236053236e-05f},
     };
     /* Phi(-a) - a*phi(a) (gradient) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 1.84e-08; rows L, C0, ..., C7 */
     #define GX_F_GR 4.0f
@@ -974,9 +976,19 @@ cdef extern from *:
            clamped at RP there, at R for x < 0) takes the last slot */
         const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : GX_F_TCPOS;
         gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
-        gx_iv idx = GX_F_CASTI(pos ? GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1))) : t);
+        if (pos)
+            t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
+        gx_iv idx = GX_F_CASTI(t);
+        /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
+           where a permute of L cost a cycle of the permutes' pipe */
+        const float H = tab == GX_F_C ? GX_F_CH : 0.0f;
     #endif
+    #if defined(__AVX512F__)
         gx_fv u = GX_F_SUB(a, GX_F_TAB(tab[0]));             /* exact (Sterbenz; L = 0 on the first interval) */
+    #else
+        gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)
+                            : GX_F_SUB(a, GX_F_TAB(tab[0]));
+    #endif
         gx_fv p;
     #if !defined(__AVX512F__)
         if (deg >= 7 && deg % 2) {
