@@ -37,14 +37,20 @@
 #   needed degree 6 for R = 6 (forward 1.317 ulp); these take degree 5 to the same error budget (forward
 #   R = 5.75, 1.498 ulp; tanh form 5.25), one permute and one FMA fewer for one FMA more (Zen 4 kernel A/B:
 #   +5-6% at randn sigma = 1, +3-5% at 3), and the gradient degree 6 to R = 7.5 (1/4 as many tail lanes at
-#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 even intervals (vpermps), so
-#   R = 3.6, degree 7 (gradient 4.0, degree 7: 4.2 reached 1.87 ulp, 4.5 failed; tanh form 3.1, degree 6),
-#   and lanes beyond R on either side take the tail; uneven intervals there gain little (8 are too few: the
-#   first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G) is a float to ~1e-4
-#   ulp, so C0 is exact and the only roundings are Horner's.  R ends the tables where F's Gaussian decay
+#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 slots (vpermps).  The forward:
+#   7 even intervals to R = 3.4 and the last for x > R, clamped at RP = 5.5 (x - F rounds to x beyond): there
+#   y = x - F needs F only to a fraction of ulp(x), absolutely, which one degree-7 piece gives (fit error 0.06
+#   ulp), so only x < -R takes the tail (R = 3.5: 2.05 ulp at the steep end).  The gradient (R = 4.0, degree
+#   7) and the tanh form (3.1, degree 6) keep 8 intervals and queue |x| > R: their last slot needed a degree
+#   more (gradient 8 to RP = 6.0, tanh form 7 to 5.25), and with it one permute more per vector, which cost
+#   9-11% and 12-15% at randn sigma = 1 on Zen 3 (for 5-10% and 12% at sigma = 3, 25% and 30% at U(-8, 8)).  Uneven intervals gain little
+#   there (8 are too few: the first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G)
+#   is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's; but AVX2's forward, whose
+#   L_i = i*H (u = a - i*H by an FMA from the index: one permute fewer, +2-5% on Zen 3), C0 = F(L_i) rounded,
+#   the fit absorbing that rounding everywhere but at u = 0.  R ends the tables where F's Gaussian decay
 #   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
 #   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
-#   Lanes with x < -R and -inf (AVX2: |x| > R; gradient: also NaN x) are compressed into a queue, per
+#   Lanes with x < -R and -inf (AVX-512 gradient: also NaN x) are compressed into a queue, per
 #   chunk of 64 vectors, that the tail below computes a vector at a time, the results scattered to place
 #   (gradient results that are not finite, found per chunk, are redone from the chunk's copies).  How a
 #   chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one summary of the
@@ -85,7 +91,7 @@
 #     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
 #     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
 # Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.498 ulp (AVX-512, at x = -0.2147808 in the
-# central form) / 1.364 (AVX2, at -3.5990684, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
+# central form) / 1.595 (AVX2, at -0.2915032, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
 # central; both were 1.252 and 1.485 with Horner's rule throughout, see gx_f_central).  The AVX2 loops are
 # bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
 # vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
@@ -530,24 +536,29 @@ cdef extern from *:
         {0.0007659320253878832f, 0.0001197825840790756f, 1.77172951225657e-05f, 1.5303912732633762e-06f, 1.5725741775440838e-07f, 8.383271854484065e-09f, 0.008808190934360027f, 0.0026384915690869093f},
         {-0.00010961305815726519f, -1.591745785844978e-05f, -1.4473409919446567e-06f, -1.0717561593764913e-07f, -6.466989166398207e-09f, -1.8901837040008473e-10f, -0.0017908712616190314f, -0.0004977168282493949f},
     };
-    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 5.87e-09; rows L, C0, ..., C7 */
-    #define GX_F_CR 3.6f
-    #define GX_F_CK 2.0830554962158203f
+    /* a*Phi(-a) (forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 4.72e-08; the last slot x in (R, RP], 0.056 ulp; rows L, C0, ..., C7 */
+    #define GX_F_CR 3.4f
+    #define GX_F_CRP 5.5f   /* x > 0 clamp (positive slot, the last) */
+    #define GX_F_CPOS 1
+    #define GX_F_CH 0.5234375f   /* L_i = i*H */
+    #define GX_F_CK 1.9104477167129517f
     #define GX_F_CK2 0.0f
     #define GX_F_CDEG 7
     static const float GX_F_C[9][8] __attribute__((aligned(64))) = {
-        {0.0f, 0.480119913816452f, 0.9599813222885132f, 1.440181016921997f, 1.920287013053894f, 2.400029182434082f, 2.8805313110351562f, 3.360255479812622f},
-        {0.0f, 0.15151195228099823f, 0.16178786754608154f, 0.10788121819496155f, 0.052636656910181046f, 0.019672757014632225f, 0.005717934109270573f, 0.0013083226513117552f},
-        {0.5f, 0.14488264918327332f, -0.07304589450359344f, -0.1287667602300644f, -0.09380108118057251f, -0.04554687812924385f, -0.016153914853930473f, -0.004346564412117004f},
-        {-0.3989422917366028f, -0.31453660130500793f, -0.13569357991218567f, 0.005241228733211756f, 0.05325906351208687f, 0.04210033640265465f, 0.019827812910079956f, 0.006547551602125168f},
-        {7.114164759514097e-07f, 0.10723381489515305f, 0.12394742667675018f, 0.06537557393312454f, 0.006313560996204615f, -0.015766197815537453f, -0.012992000207304955f, -0.0057551986537873745f},
-        {0.06647555530071259f, 0.036136019974946976f, -0.016792142763733864f, -0.03663254156708717f, -0.02160639502108097f, -0.00293181324377656f, 0.0038743377663195133f, 0.003080586902797222f},
-        {0.00014038935478311032f, -0.022045796737074852f, -0.017544645816087723f, 0.0008695431752130389f, 0.00903844740241766f, 0.005458136089146137f, 0.0006718260119669139f, -0.0008394927717745304f},
-        {-0.010630750097334385f, -0.0034728862810879946f, 0.005579074379056692f, 0.005433220416307449f, 0.00026036688359454274f, -0.0019681325647979975f, -0.0010974279139190912f, -9.010115172713995e-05f},
-        {0.0014567833859473467f, 0.0029247067868709564f, 0.0015666789840906858f, -0.0012979351449757814f, -0.0011521393898874521f, -5.321023127180524e-05f, 0.00036392887705005705f, 0.00016878325550351292f},
+        {0.0f, 0.5234375f, 1.046875f, 1.5703125f, 2.09375f, 2.6171875f, 3.140625f, 3.6640625f},
+        {0.0f, 0.15720656514167786f, 0.15449637174606323f, 0.09134698659181595f, 0.03798298537731171f, 0.01160168182104826f, 0.0026473545003682375f, 0.0004547947319224477f},
+        {0.5f, 0.11824772506952286f, -0.09386903047561646f, -0.12440190464258194f, -0.07516435533761978f, -0.029557643458247185f, -0.008195404894649982f, -0.0016526386607438326f},
+        {-0.3989422917366028f, -0.3002142310142517f, -0.10425573587417603f, 0.027082296088337898f, 0.0531158484518528f, 0.03149230778217316f, 0.011315127834677696f, 0.0027701964136213064f},
+        {6.838172339485027e-07f, 0.11307485401630402f, 0.1168639287352562f, 0.04668247699737549f, -0.005969304591417313f, -0.016143547371029854f, -0.008832680061459541f, -0.0027873460203409195f},
+        {0.06647660583257675f, 0.0313345231115818f, -0.023664377629756927f, -0.0347595177590847f, -0.013888487592339516f, 0.001609215047210455f, 0.003867256920784712f, 0.0018154361750930548f},
+        {0.00012735076597891748f, -0.02278999611735344f, -0.014421182684600353f, 0.004593637306243181f, 0.008594286628067493f, 0.0029497460927814245f, -0.0005140574066899717f, -0.000758577894885093f},
+        {-0.010565701872110367f, -0.0031565900426357985f, 0.0055875456891953945f, 0.0038450106512755156f, -0.0008678149897605181f, -0.0017758598551154137f, -0.00046039221342653036f, 0.0001854880974860862f},
+        {0.0013439659960567951f, 0.002620706567540765f, 0.0013324783649295568f, -0.0012472613016143441f, -0.00120504479855299f, 0.0003296545473858714f, 0.000321223255014047f, -2.0128007236053236e-05f},
     };
     /* Phi(-a) - a*phi(a) (gradient) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 7, max weighted error 1.84e-08; rows L, C0, ..., C7 */
     #define GX_F_GR 4.0f
+    #define GX_F_GRP 4.0f   /* x > 0 clamp (R: no positive slot) */
+    #define GX_F_GPOS 0
     #define GX_F_GK 1.874750018119812f
     #define GX_F_GK2 0.0f
     #define GX_F_GDEG 7
@@ -564,6 +575,8 @@ cdef extern from *:
     };
     /* a*sigma(-w(a)) (tanh form's forward) for a <= R: 8 intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with C0 exact; degree 6, max weighted error 1.99e-08; rows L, C0, ..., C6 */
     #define GX_F_TCR 3.1f
+    #define GX_F_TCRP 3.1f   /* x > 0 clamp (R: no positive slot) */
+    #define GX_F_TCPOS 0
     #define GX_F_TCK 2.419032335281372f
     #define GX_F_TCK2 0.0f
     #define GX_F_TCDEG 6
@@ -631,8 +644,15 @@ cdef extern from *:
     #define GX_F_MIN _mm256_min_ps
     #define GX_F_ABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)
     /* 8-entry tables: one vpermps per coefficient (two and a blend for 16 entries made the AVX2 kernel
-       permute-bound: 0.67 Gelem/s) */
-    #define GX_F_TAB(t) _mm256_permutevar8x32_ps(_mm256_load_ps(t), idx)
+       permute-bound: 0.67 Gelem/s).  The row is loaded by an instruction of its own: vpermps with a memory
+       operand holds its pipe two cycles on Zen 3, the load and the register form one (microbenchmark: 2.5
+       against 1.3 cycles per permute), and the central loops are bound by that pipe */
+    static inline __attribute__((always_inline)) __m256 gx_f_tab8(const float* t, __m256i idx) {
+        __m256 row = _mm256_load_ps(t);
+        __asm__ volatile("" : "+x"(row));
+        return _mm256_permutevar8x32_ps(row, idx);
+    }
+    #define GX_F_TAB(t) gx_f_tab8(t, idx)
     #define GX_F_LOADU _mm256_loadu_ps
     #define GX_F_STOREU _mm256_storeu_ps
     #define GX_F_TAILMASK(k, r) __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(r)), \
@@ -916,7 +936,7 @@ cdef extern from *:
 
     /* The central form (see the header): F, G and the tanh form's F from the GX_F_C, GX_F_G and GX_F_TC
        tables, no exp; the lanes beyond through a queue (gx_f_tailq) to the tails.  randn sigma = 3 puts 2.8% of
-       the lanes there on AVX-512 (exact forward: x < -5.75), 23% on AVX2 (|x| > 3.6); x ~ U(-8, 8) 14% and 55% */
+       the lanes there on AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4; gradient |x| > 4.0: 18%); x ~ U(-8, 8) 14% and 29% */
     #if defined(__AVX512F__)
     typedef __mmask16 gx_fm;                 /* a lane mask as bits */
     #define GX_F_CN 32                       /* intervals per central table */
@@ -949,8 +969,26 @@ cdef extern from *:
                                                                     float K2, const int deg) {
         /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
         gx_fv k = K2 != 0.0f ? GX_F_FMA(a, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
+    #if defined(__AVX512F__)
         gx_iv idx = GX_F_CASTI(GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC)));
+    #else
+        /* AVX2, a table with a positive slot: a beyond the central intervals (only x > 0 reaches them: a is
+           clamped at RP there, at R for x < 0) takes the last slot */
+        const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : GX_F_TCPOS;
+        gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
+        if (pos)
+            t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
+        gx_iv idx = GX_F_CASTI(t);
+        /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
+           where a permute of L cost a cycle of the permutes' pipe */
+        const float H = tab == GX_F_C ? GX_F_CH : 0.0f;
+    #endif
+    #if defined(__AVX512F__)
         gx_fv u = GX_F_SUB(a, GX_F_TAB(tab[0]));             /* exact (Sterbenz; L = 0 on the first interval) */
+    #else
+        gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)
+                            : GX_F_SUB(a, GX_F_TAB(tab[0]));
+    #endif
         gx_fv p;
     #if !defined(__AVX512F__)
         if (deg >= 7 && deg % 2) {
@@ -982,7 +1020,8 @@ cdef extern from *:
     #if defined(__AVX512F__)
         return _mm512_range_ps(x, GX_F_SET1(th ? GX_F_TCR : GX_F_CR), 10);
     #else
-        return GX_F_MIN(GX_F_SET1(th ? GX_F_TCR : GX_F_CR), GX_F_ABS(x));
+        /* x < -R is a tail lane: its result here is replaced */
+        return GX_F_MIN(GX_F_SET1(th ? GX_F_TCRP : GX_F_CRP), GX_F_ABS(x));
     #endif
     }
     /* the lanes of a with |x| <= TINY */
@@ -994,8 +1033,8 @@ cdef extern from *:
     #endif
     }
 
-    /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R (AVX2: |x| <= R), NaN and +inf
-       (AVX-512: a = R there, max(-0, x) gives the NaN; AVX2: a = NaN).  chk 0: no test for tiny lanes, whose
+    /* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R, NaN and +inf (AVX-512: a = R
+       there, max(-0, x) gives the NaN; AVX2: a = RP for +inf, NaN for NaN).  chk 0: no test for tiny lanes, whose
        results the caller redoes (gx_f_central_chunk); else *seen set when there are some */
     static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int th, const int chk, int* seen) {
         gx_fv a = gx_f_fwd_a(x, th);
@@ -1014,14 +1053,14 @@ cdef extern from *:
     /* the tanh form's tail (_gelu_sigmoid.pxi) */
     static inline gx_fv gs_f_tanh_tail(gx_fv x);
 
-    /* dy GELU'(x) for x >= -GR (AVX2: |x| <= GR; x NaN: a suspect lane) */
+    /* dy GELU'(x) for x >= -GR (x NaN: a suspect lane) */
     static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad_c(gx_fv x, gx_fv dy) {
     #if defined(__AVX512F__)
         gx_fv G = gx_f_central(_mm512_range_ps(x, GX_F_SET1(GX_F_GR), 10), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
         return _mm512_mask_mul_ps(GX_F_FNMA(G, dy, dy), _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ),
                                   G, dy);
     #else
-        gx_fv G = gx_f_central(GX_F_MIN(GX_F_SET1(GX_F_GR), GX_F_ABS(x)), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
+        gx_fv G = gx_f_central(GX_F_MIN(GX_F_SET1(GX_F_GRP), GX_F_ABS(x)), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
         return _mm256_blendv_ps(GX_F_FNMA(G, dy, dy), GX_F_MUL(G, dy), x);   /* by the sign bit: -0.0 the same */
     #endif
     }
@@ -1107,7 +1146,8 @@ cdef extern from *:
             gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind);
     }
 
-    /* the tail lanes of a vector, from x alone: x < -R (AVX2: |x| > R; gradient: also x NaN) */
+    /* the tail lanes of a vector, from x alone: x < -R (AVX2 tables without a positive slot: |x| > R;
+       gradient: also x NaN, except the AVX2 one with a positive slot) */
     static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
         const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : GX_F_CR;
         /* the predicates spelled out: clang takes only a constant expression there */
@@ -1116,6 +1156,9 @@ cdef extern from *:
             return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_NGE_UQ);
         return _mm512_cmp_ps_mask(x, GX_F_SET1(-R), _CMP_LT_OQ);
     #else
+        const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS : GX_F_CPOS;
+        if (pos)        /* x > R takes the table's positive slot (the gradient's NaN x: gx_f_grad_bad) */
+            return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(x, GX_F_SET1(-R), _CMP_LT_OQ));
         if (kind == GX_F_EXACT_GRAD)
             return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_NLE_UQ));
         return (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_ABS(x), GX_F_SET1(R), _CMP_GT_OQ));
@@ -1123,14 +1166,17 @@ cdef extern from *:
     }
 
     /* a chunk's summary for the list mode, one operation a vector: acc holds a tail lane (gx_f_tail_mask) if
-       any vector had one.  Forwards: the least x (AVX2: the largest |x|); vminps/vmaxps return their second
-       operand, acc, for x NaN, not a tail lane there.  Gradient, where NaN is: AVX-512 the tail lanes'
-       x themselves, AVX2 the largest |x| as an integer (NaN above inf) */
+       any vector had one: the least x (vminps returns its second operand, acc, for x NaN, not a tail lane
+       there), for the AVX-512 gradient, where NaN is, the tail lanes' x themselves; AVX2 tables without a
+       positive slot: the largest |x| (the gradient's as an integer: NaN above inf) */
     static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv x, const int kind) {
     #if defined(__AVX512F__)
         return kind == GX_F_EXACT_GRAD ? _mm512_mask_mov_ps(acc, gx_f_tail_mask(x, kind), x) : _mm512_min_ps(x, acc);
     #else
-        gx_fv ax = GX_F_ABS(x);
+        const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS : GX_F_CPOS;
+        if (pos)
+            return _mm256_min_ps(x, acc);
+        gx_fv ax = GX_F_ABS(x);     /* the largest |x| (the gradient's as an integer: NaN above inf) */
         return kind == GX_F_EXACT_GRAD ? _mm256_castsi256_ps(_mm256_max_epi32(_mm256_castps_si256(acc),
                                                                               _mm256_castps_si256(ax)))
                                        : _mm256_max_ps(ax, acc);
@@ -1153,14 +1199,16 @@ cdef extern from *:
     #endif
     }
 
-    /* the gradient's central results y that are not finite (a huge or infinite dy) outside the tail lanes:
-       redone through the tail (gx_f_grad_fix's double check) */
+    /* the gradient's central results y that are not finite (a huge or infinite dy; with a positive slot, AVX2:
+       also x NaN) outside the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
     static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y) {
     #if defined(__AVX512F__)
         gx_fm mf = (gx_fm)gx_f_suspect(x, y, GX_F_GR);
     #else
-        gx_fm mf = (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
-                                                           GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
+        gx_fm mf = GX_F_GPOS ? (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f),
+                                                                       _CMP_NEQ_UQ))
+                             : (gx_fm)_mm256_movemask_ps(_mm256_cmp_ps(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)),
+                                                                       GX_F_SET1(GX_F_GR), _CMP_NLE_UQ));
     #endif
         return mf & (gx_fm)~gx_f_tail_mask(x, GX_F_EXACT_GRAD);
     }

@@ -110,10 +110,10 @@ def test_exact_chunk_dispatch_same_bits(uf, name, rng):
 @pytest.mark.parametrize("frac", [0.0005, 0.03, 0.3, 1.0])
 @pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh"])
 def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
-    """The float32 central form (AVX-512: the exact kernels and the tanh form's forward; AVX2: the exact and
-    tanh forwards) computes |x| up to R (AVX-512 R ~ 5-6; AVX2 3.1-3.6) without exp and queues the other
-    lanes (AVX-512: x < -R; AVX2: |x| > R; -inf; for the gradient also NaN x and results that are not
-    finite) for the exp form, a whole vector at a time after each chunk of 64 vectors, their results
+    """The float32 central form (the exact kernels and the tanh form's forward) computes x >= -R (AVX-512 R ~
+    5-6) without exp and queues the other lanes (x < -R, -inf; for the gradient also NaN x and results that
+    are not finite) for the exp form (AVX2: R 3.1-4.0; the exact forward takes x > R from a table slot of
+    its own, the others queue |x| > R), a whole vector at a time after each chunk of 64 vectors, their results
     scattered back (a partial vector's lanes wait for later chunks, or the call's end).  Every lane must
     get the bits it gets alone, at any density of such lanes, across chunk ends, in place on x or on dy
     (the queue keeps its own copy)."""
@@ -143,6 +143,24 @@ def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
     err = ulp_error(call(uf, name, x[ok]), ref, scale, np.float32)
     assert err.max() <= 2.0, x[ok][np.argmax(err)]
 
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh"])
+def test_both_ends_of_the_central_tables(uf, name):
+    """Every 97th float32 x in [3, 8] of either sign: AVX2's tables end at R (3.1-4.0), where the tail takes
+    over, and the exact forward's holds x > R in one slot up to a clamp (5.5) beyond which x - F rounds to
+    x; within 2 ULP there, and each lane the bits it gets alone."""
+    lo, hi = np.float32(3.0).view(np.int32), np.float32(8.0).view(np.int32)
+    x = np.arange(lo, hi, 97, dtype=np.int32).view(np.float32)
+    x = np.concatenate([x, -x])
+    dy = np.ones_like(x)
+    y = call(uf, name, x, dy)
+    ref, scale = ref64(name, x.astype(np.float64))
+    err = ulp_error(y, ref, scale, np.float32)
+    assert err.max() <= 2.0, x[np.argmax(err)]
+    some = np.linspace(0, x.size - 1, 300).astype(int)
+    alone = np.array([call(uf, name, x[i:i + 1], dy[i:i + 1])[0] for i in some])
+    assert np.array_equal(y[some], alone)
 
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh"])

@@ -153,14 +153,19 @@ def table_lines(isa, n, deg, fold):
 # gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
                       "T": dict(R=5.25, deg=5, alpha=0.6)},
-           "avx2": {"F": dict(R=3.6, deg=7), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
-# AVX2: K = 7.5/R (the last interval whole), and x beyond R on either side takes the tail (x - F needs F
-# there), so R sets how many lanes of wide data take the slow path.  All 2^32 inputs, with the exp-form tails
+           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
+# AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
+# so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
+# (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
 # of 2026-11-23: forward R = 3.2, degree 6: 1.521 ulp (the tail's); 3.6, degree 7: 1.448 (the tail's; 3-8%
 # faster at randn sigma = 3, the same at sigma 1); 3.8: 1.727; 4.0: 2.154 (Horner's share of F).  Tanh form
 # 3.1, degree 6: 1.598 (the tail's); 3.2: 1.895; 3.4, degree 7: 1.780 (4-6% faster at sigma 3, 2-3% slower at
 # sigma 1).  Gradient: 3.5 and 4.0, degree 7: 1.485 (the tail's); 4.2: 1.871; 4.5: 2.941.  Those are with
-# Horner's rule; the kernels now take degree 7 in pairs on u^2 (gx_f_central): 1.364 and 1.591, central.
+# Horner's rule; the kernels now take degree 7 in pairs on u^2 (gx_f_central): 1.364 and 1.591, central.  With
+# the 8th slot (7 intervals): forward R = 3.4, RP = 5.5: 1.475 (3.5: 2.05 at its steep end; 3.2 needs the tail
+# below its fitted 3.5: 2.50); gradient 3.8, 6.0, degree 8: 1.485 (the tail's); tanh form 3.3, 5.25, degree 7:
+# 1.598 (the tail's).  Forward with L_i = i*H, H = 0.5234375 (no permute of L): 1.595.  Those two keep 8 intervals: a degree more is a permute more per vector, -11% and -15%
+# at randn sigma = 1 on Zen 3 (the forward's slot costs one vminps: -1-3%).
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
@@ -198,25 +203,33 @@ def exact_lead(fun, L, tries=4000):
     return best
 
 
-def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0):
+def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None, H=None):
     """Interval i = round(g(a)), g(a) = a*(K2*a + K): alpha = 0 spaces the intervals evenly (K2 = 0), alpha > 0
     narrows them as a grows (the share alpha of g(R) from a^2), which evens out F's relative change per interval
-    (d log F/da ~ -a) and so the Horner rounding share: the same error budget then reaches a larger R."""
+    (d log F/da ~ -a) and so the Horner rounding share: the same error budget then reaches a larger R.
+    RP (AVX2): the last slot holds x > 0 from the central intervals' end to RP (fit_positive), the others
+    the n - 1 central intervals.  H (AVX2, with RP): L_i = i*H, so that the kernel forms u = a - i*H by one FMA
+    from the index instead of a permute of L (exact: i*H has few bits, Sterbenz); C0 is then F(L) rounded,
+    the fit taking that rounding into account everywhere but at u = 0."""
     fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
-    top = n - 0.501 if full_last or alpha else n - 1   # full_last: round(g(R)) = n - 1, not a tie
+    nc = n - 1 if RP else n
+    top = nc - 0.501 if full_last or alpha else nc - 1   # full_last: round(g(R)) = nc - 1, not a tie
     K, K2 = f32((1 - alpha) * top / R), f32(alpha * top / R ** 2)
+    if H:
+        K = f32(1 / H)
+        assert round(R * K) == nc - 1 and R * K < nc - 0.5
 
     def ginv(v):
         return v / K if not K2 else (-K + np.sqrt(K * K + 4 * K2 * v)) / (2 * K2)
     rows, errs, worst = [], [], 0.0
-    for i in range(n):
+    for i in range(nc):
         if i == 0:
             L, c0 = 0.0, (0.5 if kind == "G" else 0.0)
         else:
-            L, c0, frac = exact_lead(fun, ginv(i))
+            L, c0, frac = (i * H, f32(fun(i * H)), 0.0) if H else exact_lead(fun, ginv(i))
             worst = max(worst, frac)
         lo = max(0.0, ginv(i - 0.5))
-        hi = R if i == n - 1 else ginv(i + 0.5)
+        hi = (ginv(nc - 0.5) if RP else R) if i == nc - 1 else ginv(i + 0.5)
         pad = (hi - lo) * 1e-3                    # round(g(a)) in float may move a boundary
         lo, hi = max(0.0, lo - pad), hi + pad
         th = np.linspace(0, np.pi, pts)
@@ -234,7 +247,28 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0):
         errs.append(err)
     print(f"# central {kind}: R {R}, degree {deg}, max weighted error {max(errs):.2e} (interval "
           f"{int(np.argmax(errs))}), leads exact to {worst:.1e} ulp", file=sys.stderr)
-    return K, K2, rows, max(errs)
+    perr = None
+    if RP:
+        row, perr = fit_positive(kind, ginv(nc - 0.5), RP, deg, pts, L=nc * H if H else None)
+        rows.append(row)
+    return K, K2, rows, max(errs), perr
+
+
+def fit_positive(kind, lo, hi, deg, pts=200, L=None):
+    """AVX2's positive slot: x > 0 from lo (where the central index passes its last interval) to hi, the clamp
+    beyond which x - F rounds to x (1 - G to 1).  There y = x - F (dy - G dy) needs F (G) only to a fraction
+    of the result's ulp, absolutely: weight 1/ulp(a) (G: 2^24, the sweep's unit for GELU' just below 1)."""
+    fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
+    pad = (hi - lo) * 1e-3
+    lo, hi = lo - pad, hi + pad
+    L, c0, _ = (L, f32(fun(L)), 0.0) if L else exact_lead(fun, (lo + hi) / 2)
+    th = np.linspace(0, np.pi, pts)
+    As = [mp.mpf(lo) + (mp.mpf(hi) - lo) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
+    wt = [mp.mpf(2) ** 24 if kind == "G" else 1 / mp.mpf(float(np.spacing(np.float32(float(a))))) for a in As]
+    c, err = fit_rounded([a - mp.mpf(L) for a in As], [fun(a) - c0 for a in As], wt, list(range(1, deg + 1)), deg)
+    c[0] = c0
+    print(f"# positive {kind}: [{lo:.4f}, {hi:.4f}], degree {deg}, max error {err:.3f} ulp", file=sys.stderr)
+    return [L] + c, err
 
 
 def central_lines(isa):
@@ -245,12 +279,19 @@ def central_lines(isa):
         cfg = CENTRAL[isa].get(kind)
         if cfg is None:
             continue
-        K, K2, rows, err = fit_central(kind, n=n, full_last=n < 32, **cfg)
+        K, K2, rows, err, perr = fit_central(kind, n=n, full_last=n < 32, **cfg)
         deg = cfg["deg"]
         p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC"}[kind]
         lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with "
-                  f"C0 exact; degree {deg}, max weighted error {err:.2e}; rows L, C0, ..., C{deg} */",
+                  f"C0 exact; degree {deg}, max weighted error {err:.2e}"
+                  + (f"; the last slot x in (R, RP], {perr:.3f} ulp" if perr is not None else "")
+                  + f"; rows L, C0, ..., C{deg} */",
                   f"    #define {p}R {cfg['R']!r}f",
+                  *([f"    #define {p}RP {cfg['RP']!r}f   /* x > 0 clamp (positive slot, the last) */",
+                     f"    #define {p}POS 1"] + ([f"    #define {p}H {cfg['H']!r}f   /* L_i = i*H */"] if cfg.get("H") else [])
+                    if cfg.get("RP") else
+                    [f"    #define {p}RP {cfg['R']!r}f   /* x > 0 clamp (R: no positive slot) */",
+                     f"    #define {p}POS 0"] if n < 32 else []),
                   f"    #define {p}K {K!r}f",
                   f"    #define {p}K2 {K2!r}f",
                   f"    #define {p}DEG {deg}",
