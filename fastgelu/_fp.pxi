@@ -5,13 +5,12 @@
 # Constants and polynomial coefficients are derived by tools/fit_fp.py.
 #
 # Note on contraction: compilers fuse a*b+c into an FMA by default wherever the target has one (gcc:
-# -ffp-contract=fast, across statements; clang: =on, within one expression) -- in the x86 FMA builds, and in
-# every aarch64 build, where FMA is baseline.  Nothing below depends on a product being rounded separately
-# except the Veltkamp split in Dekker's two_prod (gcc fuses `ca - a` and `ca - (ca - a)` with ca = C*a, and the
-# halves are no longer 26 bits: the product's error term is then wrong by up to ~2^-80 relative, 400+ ulp of
-# a float64 GELU tail).  So FG_HAVE_FMA is set wherever an FMA instruction exists (FG_HAVE_FMA below: the
-# compiler's own macros for it), the error-free products are explicit fma() there, and Dekker's form is
-# compiled only for targets with no FMA instruction to contract into (x86 baseline).
+# -ffp-contract=fast, across statements; clang: =on, within one expression): in the x86 FMA builds and in
+# every aarch64 build, where FMA is baseline.  Dekker's two_prod needs separately rounded products: fused
+# into their neighbouring additions, its pieces no longer describe one rounded product (float64 tails off by
+# hundreds of ulp).  So FG_HAVE_FMA is set wherever an FMA instruction exists (the compiler's own macros,
+# below), the error-free products are explicit fma() there, and Dekker's form is compiled only for targets
+# with no FMA instruction to contract into (x86 baseline).  Nothing else here needs a separate rounding.
 
 cdef extern from *:
     """
