@@ -4,9 +4,13 @@
 # three builds (SSE2 baseline, AVX2+FMA, AVX-512).  No fast-math: IEEE semantics are relied upon.
 # Constants and polynomial coefficients are derived by tools/fit_fp.py.
 #
-# Note on contraction: gcc's default -ffp-contract=fast may fuse a*b+c into an FMA in the FMA builds.
-# Nothing below depends on a product being rounded separately except Dekker's two_prod, which is only
-# compiled when __FMA__ is NOT defined (so no FMA instruction exists to contract into).
+# Note on contraction: compilers fuse a*b+c into an FMA by default wherever the target has one (gcc:
+# -ffp-contract=fast, across statements; clang: =on, within one expression): in the x86 FMA builds and in
+# every aarch64 build, where FMA is baseline.  Dekker's two_prod needs separately rounded products: fused
+# into their neighbouring additions, its pieces no longer describe one rounded product (float64 tails off by
+# hundreds of ulp).  So FG_HAVE_FMA is set wherever an FMA instruction exists (the compiler's own macros,
+# below), the error-free products are explicit fma() there, and Dekker's form is compiled only for targets
+# with no FMA instruction to contract into (x86 baseline).  Nothing else here needs a separate rounding.
 
 cdef extern from *:
     """
@@ -25,7 +29,9 @@ cdef extern from *:
         int64_t m = -(int64_t)(c != 0);
         return fg_f64_from_bits((fg_f64_bits(a) & m) | (fg_f64_bits(b) & ~m));
     }
-    #ifdef __FMA__
+    /* __FMA__: x86 with -mfma; __FP_FAST_FMA: gcc on any target with an FMA instruction (the targets where gcc
+       contracts); __ARM_FEATURE_FMA: gcc and clang on Arm (clang defines no __FP_FAST_FMA); _M_ARM64: MSVC */
+    #if defined(__FMA__) || defined(__FP_FAST_FMA) || defined(__ARM_FEATURE_FMA) || defined(_M_ARM64)
     #define FG_HAVE_FMA 1
     /* exact error of the rounded product p = fl(a*b) */
     static inline double fg_two_prod_err(double a, double b, double p) { return fma(a, b, -p); }
@@ -46,7 +52,7 @@ cdef extern from *:
     #endif
     /* float32 counterparts for the kernels that compute float32 results in float32 (fg_fmaf only where FMA
        hardware exists: FG_HAVE_FMA; the fallback is for compiling, not for exact remainders) */
-    #ifdef __FMA__
+    #if FG_HAVE_FMA
     static inline float fg_fmaf(float a, float b, float c) { return fmaf(a, b, c); }
     #else
     static inline float fg_fmaf(float a, float b, float c) { return a * b + c; }

@@ -83,3 +83,31 @@ def _mxcsr(value=None):
     if value is not None:
         fastgelu_set_mxcsr(value)
     return fastgelu_get_mxcsr()
+
+
+cdef extern from *:
+    """
+    #if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+    #include <stdint.h>
+    static uint64_t fastgelu_get_fpcr(void) { uint64_t v; __asm__ __volatile__("mrs %0, fpcr" : "=r"(v)); return v; }
+    static void fastgelu_set_fpcr(uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v) : "memory"); }
+    #define FASTGELU_HAVE_FPCR 1
+    #else
+    static unsigned long long fastgelu_get_fpcr(void) { return 0; }
+    static void fastgelu_set_fpcr(unsigned long long v) { (void)v; }
+    #define FASTGELU_HAVE_FPCR 0
+    #endif
+    """
+    unsigned long long fastgelu_get_fpcr() nogil
+    void fastgelu_set_fpcr(unsigned long long) nogil
+    const int FASTGELU_HAVE_FPCR
+
+
+def _fpcr(value=None):
+    """Test hook: the Arm64 floating-point control register of the calling thread (FZ bit 24, rounding bits
+    22-23, DN bit 25, AHP bit 26, FZ16 bit 19); sets it first when `value` is given. None elsewhere."""
+    if not FASTGELU_HAVE_FPCR:
+        return None
+    if value is not None:
+        fastgelu_set_fpcr(value)
+    return fastgelu_get_fpcr()

@@ -393,3 +393,47 @@ def test_accuracy_under_the_callers_rounding_mode(mode, dtype):
                 bad.append((name, path, f"error {err[i]:.3g}", f"x={x[i]!r}", f"got {y[i]!r}",
                             f"round-to-nearest {nearest[i]!r}", f"reference {ref[i]!r}"))
     assert not bad, bad
+
+
+# Arm64: the caller's FPCR (FZ: flush-to-zero, as torch.set_flush_denormal sets it; FZ16; DN; rounding) must
+# neither change results nor be changed by a call
+FPCR_MODES = {"FZ": 1 << 24, "FZ+FZ16": (1 << 24) | (1 << 19), "DN": 1 << 25, "round up": 1 << 22,
+              "round to zero": 3 << 22, "FZ+DN+round down": (1 << 24) | (1 << 25) | (2 << 22)}
+
+
+@pytest.mark.parametrize("mode", list(FPCR_MODES))
+def test_fpcr_mode_changes_no_result_and_survives(mode):
+    hook = getattr(ufuncs._kernels, "_fpcr", None)
+    if hook is None or hook() is None:
+        pytest.skip("no FPCR on this machine")
+    orig = hook()
+    bad = []
+    for dtype in (np.float32, np.float64, np.float16):
+        x = sample(np.float32 if dtype == np.float16 else dtype, PARALLEL_N)
+        with np.errstate(all="ignore"):
+            x = x.astype(dtype)
+            # subnormal inputs and results: what flush-to-zero would change
+            x[:64] = np.linspace(-np.finfo(dtype).tiny * 4, np.finfo(dtype).tiny * 4, 64).astype(dtype)
+            x[64:128] = -np.linspace(10, 40, 64).astype(dtype)
+        for name in NAMES:
+            u = UF[name]
+            with np.errstate(all="ignore"):
+                want = ucall(u, x)
+            try:
+                hook(orig | FPCR_MODES[mode])
+                with np.errstate(all="ignore"):
+                    large = ucall(u, x)
+                    small = np.concatenate([ucall(u, x[i:i + 1000]) for i in range(0, 4000, 1000)])
+                after = hook()
+            finally:
+                hook(orig)
+            if after != orig | FPCR_MODES[mode]:
+                bad.append((name, np.dtype(dtype).name, "FPCR changed", hex(after)))
+            for what, got, ref in (("parallel", large, want), ("serial", small, want[:4000])):
+                same = (bits(got) == bits(ref)) | (np.isnan(got) & np.isnan(ref))
+                if not same.all():
+                    i = int(np.flatnonzero(~same)[0])
+                    bad.append((name, np.dtype(dtype).name, what, int((~same).sum()), float(x[i]), float(got[i]),
+                                float(ref[i])))
+    assert hook() == orig
+    assert not bad, bad[:10]

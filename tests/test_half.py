@@ -9,7 +9,8 @@ from fastgelu._reference import NAMES, ref64, ulp_error
 
 def all_bit_patterns(dtype):
     x = np.arange(1 << 16, dtype=np.uint16).view(dtype)
-    return x[np.isfinite(x.astype(np.float32))]
+    with np.errstate(invalid="ignore"):  # signaling NaN patterns: Arm's conversion raises invalid for them
+        return x[np.isfinite(x.astype(np.float32))]
 
 
 def check_all_inputs(uf, name, dtype):
