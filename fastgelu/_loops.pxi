@@ -106,7 +106,8 @@ cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, 
 # closing barrier for a worker the scheduler has not run, while idle OpenMP workers elsewhere spin. The
 # kernel counts the runnable threads of the whole machine (the 4th field of /proc/loadavg, R/T), so every
 # LOAD_PERIOD_NS a call samples it -- from inside its parallel region, where the team's own threads are all
-# runnable, so the others are that count less the team. With more runnable threads than usable CPUs at
+# runnable, so the others are that count less the team (and less the idle workers of a larger team that
+# ran in the last SPIN_NS: they may still spin). With more runnable threads than usable CPUs at
 # two samples in a row the call's successors take their proportional share, used * usable / (used +
 # others); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
 # the full team. P processes on C cores settle at about C / P threads each (1 each from P >= C), a quiet
@@ -248,6 +249,9 @@ cdef long long _samples = 0, _load_capped = 0
 cdef bint _overloaded = False                # the last sample saw more runnable threads than CPUs
 cdef int _calm = 0                           # samples in a row that found CPUs idle
 cdef int _trace[32][4]                       # the last 32 samples: runnable, used, usable, cap (0 = none)
+cdef int _pool_nt = 0                        # the largest team of the last SPIN_NS: its idle workers may
+cdef long long _pool_until = 0               # still spin (GNU libgomp: ~3 ms here, GOMP_SPINCOUNT)
+cdef long long SPIN_NS = 20000000            # 20 ms
 
 # back-off
 cdef long long BACKOFF_MIN_NS = 100000000    # 100 ms
@@ -340,6 +344,10 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
     cdef long long others = runnable - used, cap, spare
     if others < 0:
         others = 0
+    if fg_now_ns() < _pool_until and _pool_nt > used:
+        others -= _pool_nt - used    # our own idle workers, still spinning since a larger team ran
+        if others < 0:
+            others = 0
     if usable < online:   # of the tasks on the machine, those on our CPUs, if spread evenly
         others = (others * usable + online - 1) // online
     if used + others > usable:
@@ -376,7 +384,7 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
 cdef inline void team_report(const fg_team* t) noexcept nogil:
     """After a parallel call: its load sample, then the back-off when a worker started far behind."""
     global _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
-    global _judged_nt, _on_time
+    global _judged_nt, _on_time, _pool_nt, _pool_until
     cdef long long lag = 0, work = 0, e, s
     cdef int i, pieces = 0
     if t.sample:
@@ -391,6 +399,10 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
                 lag = s - t.t0
     if pieces == 0:
         return
+    cdef long long now = fg_now_ns()
+    if t.nt >= _pool_nt or now >= _pool_until:
+        _pool_nt = t.nt
+        _pool_until = now + SPIN_NS
     _team_calls += 1
     if not _adaptive:
         return
@@ -399,7 +411,6 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
         # workers say nothing about the machine (measured: the first call of a process 3-6x a quiet one)
         _judged_nt = t.nt
         return
-    cdef long long now = fg_now_ns()
     # late: a worker started more than half the mean piece after the call began
     if 2 * pieces * lag <= work + 2 * pieces * LATE_SLACK_NS:
         _strikes = 0
@@ -470,7 +481,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     the system); reset: forget both caps and the counters."""
     global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
     global _judged_nt, _on_time, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
-    global _last_runnable, _last_usable, _last_online, _overloaded, _calm
+    global _last_runnable, _last_usable, _last_online, _overloaded, _calm, _pool_nt, _pool_until
     cdef fg_team t
     if adaptive is not None:
         _adaptive = bool(adaptive)
@@ -482,6 +493,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
         _backoff_cap = _strikes = _on_time = _load_cap = 0
         _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = 0
         _samples = _load_capped = _last_usable = _last_online = _overloaded = _calm = 0
+        _pool_nt = _pool_until = 0
         _last_runnable = -1
     if load is not None:
         load_report(int(load[0]), int(load[1]), int(load[2]))

@@ -81,6 +81,7 @@ def kernels():
     k._backoff(adaptive=True, reset=True, cpus=(0, 0))
     fastgelu.set_num_threads(2)
     on_time(k)                   # its first call (not judged: see test_first_call_of_a_team_size...)
+    k._backoff(reset=True)       # (forgets that call's team as idle workers: see test_own_idle_workers...)
     yield k
     k._load_source()
     k._backoff(adaptive=True, reset=True, cpus=(0, 0))
@@ -261,6 +262,22 @@ def test_a_gap_between_busy_samples_lends_no_cpu(kernels):
     for _ in range(5):
         assert sample(kernels, 15, 1, 16) == 1
         assert sample(kernels, 16, 1, 16) == 1
+
+
+def test_own_idle_workers_are_not_load(kernels):
+    """OMP_NUM_THREADS=16 on 2 CPUs: once capped to 2, the team of 16's other 14 workers spin a while in
+    GNU libgomp's pool; counted as other processes' threads they would cut the team to 1, then 2, then 1."""
+    import time
+    kernels._backoff(cpus=(2, 2))
+    fastgelu.set_num_threads(16)
+    call(kernels, nt=16)
+    sample(kernels, 16, 16, 16)
+    assert sample(kernels, 16, 16, 16) == 2
+    call(kernels, nt=2)                          # the team of 2 it now runs
+    assert sample(kernels, 16, 2, 16) == 2       # 2 + 14 of its own idle workers spinning
+    time.sleep(0.025)                            # 20 ms on, they sleep: 14 runnable are someone else's
+    call(kernels, nt=2)
+    assert sample(kernels, 16, 2, 16) == 1
 
 
 def test_tasks_outside_the_affinity_mask_count_in_proportion(kernels):
