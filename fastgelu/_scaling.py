@@ -63,7 +63,7 @@ def reading(rates, state=None):
     stop = next((a for a, b in zip(counts, counts[1:]) if fg[b] < 1.2 * fg[a]), None)
     if len(counts) > 1:
         best = max(counts, key=fg.get)
-        words.append(f"{fg[best] / fg[counts[0]]:.1f}x from 1 to {best} threads")
+        words.append(f"{fg[best] / fg[counts[0]]:.1f}x from {counts[0]} to {best} threads")
         if stop is not None:
             words.append(f"more than {stop} threads gain under 1.2x per doubling (memory or a shared resource "
                          f"bounds the call)")
