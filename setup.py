@@ -10,6 +10,7 @@ OpenMP is detected by compiling and running a tiny program; without it (or with 
 build goes on serial with a warning. No fast-math flags (they break NaN/inf and may set FTZ/DAZ process-wide)
 and no tuning for the build machine's own CPU (a wheel that crashes elsewhere): per-ISA modules instead.
 """
+import glob
 import os
 import platform
 import subprocess
@@ -105,7 +106,9 @@ def extensions():
         stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")
         exts.append(Extension(
             f"fastgelu._kernels_{isa}", [stub],
-            include_dirs=[np.get_include()],
+            include_dirs=[np.get_include(), os.path.join("fastgelu", "src")],
+            depends=sorted(glob.glob(os.path.join("fastgelu", "src", "*.h"))
+                           + glob.glob(os.path.join("fastgelu", "*.pxi"))),
             define_macros=macros,
             extra_compile_args=base + ISA_FLAGS[isa] + [f for f in omp if f != "-lomp"],
             extra_link_args=omp,

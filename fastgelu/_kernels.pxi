@@ -26,30 +26,7 @@ include "_loops.pxi"
 include "_ufuncs.pxi"
 
 
-cdef extern from *:
-    """
-    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-    #include <cpuid.h>
-    /* F16C is read from CPUID leaf 1 (ECX bit 29) rather than __builtin_cpu_supports("f16c"): clang < 15
-       rejects that feature name. It needs no OS state of its own beyond AVX's, which avx2 checks. */
-    static int fastgelu_f16c(void) {
-        unsigned int a, b, c, d;
-        return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
-    }
-    static int fastgelu_cpu_has(int what) {
-        __builtin_cpu_init();
-        switch (what) {
-        case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && fastgelu_f16c();
-        case 2: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-                    && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-                    && __builtin_cpu_supports("fma") && fastgelu_f16c();
-        }
-        return 0;
-    }
-    #else
-    static int fastgelu_cpu_has(int what) { (void)what; return 0; }
-    #endif
-    """
+cdef extern from "fg_cpu.h":
     int fastgelu_cpu_has(int) nogil
 
 
@@ -58,18 +35,7 @@ def cpu_features():
     return {"generic": True, "avx2": bool(fastgelu_cpu_has(1)), "avx512": bool(fastgelu_cpu_has(2))}
 
 
-cdef extern from *:
-    """
-    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-    static unsigned int fastgelu_get_mxcsr(void) { return __builtin_ia32_stmxcsr(); }
-    static void fastgelu_set_mxcsr(unsigned int v) { __builtin_ia32_ldmxcsr(v); }
-    #define FASTGELU_HAVE_MXCSR 1
-    #else
-    static unsigned int fastgelu_get_mxcsr(void) { return 0; }
-    static void fastgelu_set_mxcsr(unsigned int v) { (void)v; }
-    #define FASTGELU_HAVE_MXCSR 0
-    #endif
-    """
+cdef extern from "fg_cpu.h":
     unsigned int fastgelu_get_mxcsr() nogil
     void fastgelu_set_mxcsr(unsigned int) nogil
     const int FASTGELU_HAVE_MXCSR
@@ -85,19 +51,7 @@ def _mxcsr(value=None):
     return fastgelu_get_mxcsr()
 
 
-cdef extern from *:
-    """
-    #if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
-    #include <stdint.h>
-    static uint64_t fastgelu_get_fpcr(void) { uint64_t v; __asm__ __volatile__("mrs %0, fpcr" : "=r"(v)); return v; }
-    static void fastgelu_set_fpcr(uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v) : "memory"); }
-    #define FASTGELU_HAVE_FPCR 1
-    #else
-    static unsigned long long fastgelu_get_fpcr(void) { return 0; }
-    static void fastgelu_set_fpcr(unsigned long long v) { (void)v; }
-    #define FASTGELU_HAVE_FPCR 0
-    #endif
-    """
+cdef extern from "fg_cpu.h":
     unsigned long long fastgelu_get_fpcr() nogil
     void fastgelu_set_fpcr(unsigned long long) nogil
     const int FASTGELU_HAVE_FPCR

@@ -11,51 +11,7 @@
 
 from cython.parallel cimport prange
 
-cdef extern from *:
-    """
-    #include <fenv.h>
-    #include <stdint.h>
-    #ifdef _OPENMP
-    #include <omp.h>
-    #define FASTGELU_OPENMP 1
-    #else
-    #define FASTGELU_OPENMP 0
-    static inline int omp_get_max_threads(void) { return 1; }
-    static inline void omp_set_num_threads(int n) { (void)n; }
-    #endif
-
-    /* Every piece of work runs in the IEEE default environment -- round to nearest, no flush-to-zero or
-       denormals-are-zero, exceptions masked -- whatever the caller (or an OpenMP worker) had set, so results
-       are the same on every thread and path; on leaving, the thread's own state comes back, sticky flags
-       included (the kernels raise flags freely in lanes a select discards, and NumPy reports flags). */
-    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-    typedef struct { unsigned int mxcsr; } fg_fpstate;
-    static inline void fg_fp_enter(fg_fpstate* s) {
-        s->mxcsr = __builtin_ia32_stmxcsr();
-        __builtin_ia32_ldmxcsr(0x1f80u | (s->mxcsr & 0x3fu));
-    }
-    static inline void fg_fp_leave(const fg_fpstate* s) { __builtin_ia32_ldmxcsr(s->mxcsr); }
-    #elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
-    /* FPCR = 0 is the IEEE default: round to nearest, no flush-to-zero (FZ, FZ16, FIZ), IEEE half (AHP), NaN
-       propagation (DN), no traps.  feholdexcept would keep the caller's FZ (set by torch.set_flush_denormal,
-       for one). */
-    typedef struct { uint64_t fpcr, fpsr; } fg_fpstate;
-    static inline void fg_fp_enter(fg_fpstate* s) {
-        uint64_t zero = 0;
-        __asm__ __volatile__("mrs %0, fpcr" : "=r"(s->fpcr) : : "memory");
-        __asm__ __volatile__("mrs %0, fpsr" : "=r"(s->fpsr) : : "memory");
-        __asm__ __volatile__("msr fpcr, %0" : : "r"(zero) : "memory");
-    }
-    static inline void fg_fp_leave(const fg_fpstate* s) {
-        __asm__ __volatile__("msr fpsr, %0" : : "r"(s->fpsr) : "memory");
-        __asm__ __volatile__("msr fpcr, %0" : : "r"(s->fpcr) : "memory");
-    }
-    #else
-    typedef struct { fenv_t env; } fg_fpstate;
-    static inline void fg_fp_enter(fg_fpstate* s) { feholdexcept(&s->env); fesetround(FE_TONEAREST); }
-    static inline void fg_fp_leave(const fg_fpstate* s) { fesetenv(&s->env); }
-    #endif
-    """
+cdef extern from "fg_env.h":
     const int FASTGELU_OPENMP
     int omp_get_max_threads() nogil
     void omp_set_num_threads(int) nogil
@@ -131,94 +87,7 @@ cdef int _user_threads = 0        # set_num_threads(); 0 = follow OpenMP (OMP_NU
 cdef int _budget_threads = 0      # CPU budget of the process (affinity, cgroup quota); 0 = no cap
 cdef bint _forked_child = False   # GNU libgomp's pool does not survive fork(): a child runs serially
 
-cdef extern from *:
-    """
-    #include <time.h>
-    #ifdef __linux__
-    #include <fcntl.h>
-    #include <sched.h>
-    #include <unistd.h>
-    #endif
-    static inline long long fg_now_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-    }
-
-    /* Runnable threads on the machine now, from an open /proc/loadavg ("0.52 0.58 0.59 3/1018 4242": the
-       3); -1 where there is none. pread at offset 0 makes the kernel write the line afresh. */
-    static int fg_loadavg_fd = -1;
-    static inline int fg_loadavg_fd_open(void) { return fg_loadavg_fd >= 0; }
-    static int fg_runnable(void) {
-    #ifdef __linux__
-        char buf[128];
-        int fd = fg_loadavg_fd, field = 0, v = -1;
-        if (fd < 0) return -1;
-        ssize_t len = pread(fd, buf, sizeof buf - 1, 0);
-        if (len <= 0) return -1;
-        for (ssize_t i = 0; i < len; i++) {
-            if (buf[i] == ' ') { field++; continue; }
-            if (field == 3) {
-                if (buf[i] < '0' || buf[i] > '9') break;
-                v = (v < 0 ? 0 : v * 10) + (buf[i] - '0');
-            } else if (field > 3) break;
-        }
-        return v;
-    #else
-        return -1;
-    #endif
-    }
-    /* Point the sampler at a file (a test's fake loadavg), or at nothing (path NULL); 1 when open. */
-    static int fg_load_source(const char* path) {
-    #ifdef __linux__
-        int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1, old = fg_loadavg_fd;
-        fg_loadavg_fd = fd;
-        if (old >= 0) close(old);
-        return fd >= 0;
-    #else
-        (void)path; return 0;
-    #endif
-    }
-    /* CPUs in the calling thread's affinity mask, and online in the machine (0 where unknown). */
-    static int fg_cpus_usable(void) {
-    #if defined(__linux__) && defined(CPU_COUNT)
-        cpu_set_t s;
-        if (sched_getaffinity(0, sizeof s, &s) == 0) return CPU_COUNT(&s);
-    #endif
-        return 0;
-    }
-    static int fg_cpus_online(void) {
-    #ifdef _SC_NPROCESSORS_ONLN
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        return n > 0 ? (int)n : 0;
-    #else
-        return 0;
-    #endif
-    }
-
-    /* One parallel call's clock: the start, when each of the first FG_TEAM_MAX pieces started and ended,
-       and (when `sample` was set) the machine's runnable threads read at the start of piece 0, while the
-       whole team is runnable. Each thread writes only its own slots; the calling thread reads them after
-       the closing barrier. */
-    #define FG_TEAM_MAX 256
-    typedef struct {
-        long long t0; int nt; int want; int sample; int runnable;
-        long long start[FG_TEAM_MAX]; long long end[FG_TEAM_MAX];
-    } fg_team;
-    static inline void fg_team_begin(fg_team* t, int nt) {   /* keeps `sample` and `want` */
-        t->nt = nt < FG_TEAM_MAX ? nt : FG_TEAM_MAX;
-        for (int i = 0; i < t->nt; i++) t->start[i] = t->end[i] = 0;
-        t->runnable = -1;
-        t->t0 = fg_now_ns();
-    }
-    static inline void fg_team_start(fg_team* t, long long k) {
-        if (k < FG_TEAM_MAX) t->start[k] = fg_now_ns();
-        if (k == 0 && t->sample) t->runnable = fg_runnable();
-    }
-    static inline void fg_team_done(fg_team* t, long long k) {
-        if (k < FG_TEAM_MAX) t->end[k] = fg_now_ns();
-    }
-    """
+cdef extern from "fg_team.h":
     ctypedef struct fg_team:
         long long t0
         int nt
@@ -538,75 +407,7 @@ _load_source()
 # float16 and bfloat16 are stored as 16 bits and computed in float32, rounded once to nearest-even on the way
 # out. Written with integer operations so that gcc vectorizes them on every ISA level (a _Float16 cast is a
 # libgcc call without AVX-512-FP16).
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    static inline float fg_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-    static inline uint32_t fg_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-
-    /* selects as masks: gcc will not if-convert a ternary around a float operation (it could trap), and
-       the loop would stay scalar below AVX-512 */
-    static inline uint32_t fg_pick(int c, uint32_t a, uint32_t b) {
-        uint32_t m = 0u - (uint32_t)(c != 0);
-        return (a & m) | (b & ~m);
-    }
-
-    static inline float fg_half_to_float(uint16_t h) {
-        uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu, shifted = em << 13;
-        /* normal, inf and NaN: exponent and mantissa moved into place and rebiased (112 = 127 - 15;
-           224 = 255 - 31 keeps inf/NaN); a subnormal half m*2^-24 is (1 + m/1024)*2^-14 - 2^-14, exact */
-        uint32_t normal = shifted + fg_pick(em >= 0x7c00u, 224u << 23, 112u << 23);
-        uint32_t sub = fg_f_bits(fg_bits_f(shifted + (113u << 23)) - 6.103515625e-05f);
-        return fg_bits_f(fg_pick(em < 0x0400u, sub, normal) | sign);
-    }
-
-    static inline uint16_t fg_float_to_half(float f) {
-        uint32_t u = fg_f_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-        /* normal range: round the 13 dropped mantissa bits to nearest-even, rebias; a carry out of the
-           mantissa correctly bumps the exponent, up to infinity */
-        uint32_t normal = (a + 0xfffu + ((a >> 13) & 1u) - (112u << 23)) >> 13;
-        /* below 2^-14: adding 0.5f aligns the value so the FPU's own round-to-nearest-even drops exactly
-           the bits a half subnormal cannot hold */
-        uint32_t sub = fg_f_bits(fg_bits_f(a) + 0.5f) - 0x3f000000u;
-        uint32_t big = fg_pick(a > 0x7f800000u, 0x7e00u, 0x7c00u);   /* NaN stays NaN (quiet), else inf */
-        uint32_t r = fg_pick(a >= 0x477ff000u, big, fg_pick(a < 0x38800000u, sub, normal));
-        return (uint16_t)(r | sign);
-    }
-
-    /* contiguous float16 runs: the F16C instructions (one per 8 values, rounding to nearest-even by
-       immediate, whatever MXCSR says) where the build has them; gcc 12 does not vectorize _Float16 casts */
-    #ifdef __F16C__
-    #include <immintrin.h>
-    static inline void fg_halves_to_floats(const uint16_t* h, float* f, long n) {
-        long i = 0;
-        for (; i + 8 <= n; i += 8)
-            _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
-        for (; i < n; i++) f[i] = fg_half_to_float(h[i]);
-    }
-    static inline void fg_floats_to_halves(const float* f, uint16_t* h, long n) {
-        long i = 0;
-        for (; i + 8 <= n; i += 8)
-            _mm_storeu_si128((__m128i*)(h + i), _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT));
-        for (; i < n; i++) h[i] = fg_float_to_half(f[i]);
-    }
-    #else
-    static inline void fg_halves_to_floats(const uint16_t* h, float* f, long n) {
-        for (long i = 0; i < n; i++) f[i] = fg_half_to_float(h[i]);
-    }
-    static inline void fg_floats_to_halves(const float* f, uint16_t* h, long n) {
-        for (long i = 0; i < n; i++) h[i] = fg_float_to_half(f[i]);
-    }
-    #endif
-
-    static inline float fg_bf16_to_float(uint16_t b) { return fg_bits_f((uint32_t)b << 16); }
-
-    static inline uint16_t fg_float_to_bf16(float f) {
-        uint32_t u = fg_f_bits(f);
-        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-        return (uint16_t)fg_pick((u & 0x7fffffffu) > 0x7f800000u, (u >> 16) | 0x40u, rounded);
-    }
-    """
+cdef extern from "fg_half.h":
     float fg_half_to_float(unsigned short) nogil
     unsigned short fg_float_to_half(float) nogil
     void fg_halves_to_floats(const unsigned short*, float*, long) nogil
@@ -637,18 +438,7 @@ ctypedef fused stored:
 # a Xeon, 256K float16: 4.5 Gelem/s one at a time, 5.5 eight at a time in every build; an AVX2/AVX-512 gather
 # was 4.1/6.3, and gathers are several times slower on CPUs with Intel's Downfall microcode fix).
 
-cdef extern from *:
-    """
-    static inline void fg_lookup16(const uint16_t* tab, const uint16_t* in, uint16_t* out, long n) {
-        long i = 0;
-        for (; i + 8 <= n; i += 8) {
-            uint16_t r[8];
-            for (int k = 0; k < 8; k++) r[k] = tab[in[i + k]];
-            memcpy(out + i, r, sizeof r);   /* after all 8 loads: in place (out == in) stays correct */
-        }
-        for (; i < n; i++) out[i] = tab[in[i]];
-    }
-    """
+cdef extern from "fg_half.h":
     void fg_lookup16(const unsigned short* tab, const unsigned short* inp, unsigned short* out, long n) nogil
 
 cdef unsigned short _fwd16_table[3][2][65536]    # [variant][0 float16, 1 bfloat16][input bits]

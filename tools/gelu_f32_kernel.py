@@ -1,6 +1,5 @@
-"""The float32-arithmetic kernels of all six functions, compiled alone with $CC from the C text of
-fastgelu/_gelu_exact.pxi (the `cdef extern from *` block that defines GX_F32_SIMD: the exact form) and of
-fastgelu/_gelu_sigmoid.pxi (its float constants and the GS_F block: tanh and sigmoid forms), so that they can be
+"""The float32-arithmetic kernels of all six functions, compiled alone with $CC from the package's headers
+(fastgelu/src: fg_gelu_f32.h, the exact form; fg_xsig_f32.h, the tanh and sigmoid forms), so that they can be
 checked and timed without building the package:
 
   python tools/sweep_f32.py --module gelu_f32_kernel                                    # AVX-512
@@ -15,7 +14,6 @@ import hashlib
 import os
 import subprocess
 import tempfile
-import textwrap
 
 import numpy as np
 
@@ -24,19 +22,14 @@ FLAGS = {"avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mav
          "avx2": ["-mavx2", "-mfma"]}
 
 
-def _c_block(name, marker):
-    """The C text (docstring) of the `cdef extern from *` block of fastgelu/<name> that contains marker."""
-    src = open(os.path.join(HERE, "..", "fastgelu", name)).read()
-    i = src.index(marker)
-    return textwrap.dedent(src[src.rindex('"""', 0, i) + 3:src.index('"""', i)])
-
-
 FUNCS = {"gelu": "gx_f_gelu_block", "gelu_tanh": "gs_f_tanh_block", "gelu_sigmoid": "gs_f_sig_block"}
+SRC = os.path.join(HERE, "..", "fastgelu", "src")
 
 
 def kernel_source():
-    code = ("#define FASTGELU_F32_FWD 1\n" + _c_block("_gelu_exact.pxi", "#define GX_F32_SIMD 1")
-            + _c_block("_gelu_sigmoid.pxi", "#define FG_K_TANH_HI") + _c_block("_gelu_sigmoid.pxi", "#define GS_F_P1_HI"))
+    code = '#define FASTGELU_F32_FWD 1\n#include "fg_fp.h"\n#include "fg_xsig_f32.h"\n'
+    for name in sorted(os.listdir(SRC)):          # the headers' text, so that a change rebuilds
+        code += f"/* {name}: {hashlib.sha1(open(os.path.join(SRC, name), 'rb').read()).hexdigest()} */\n"
     for name, fn in FUNCS.items():
         grad = fn.replace("_block", "_grad_block")
         code += (f"\nvoid {name}_all(const float* x, float* y, long n) {{ {fn}(x, y, n); }}\n"
@@ -55,7 +48,7 @@ def build(isa):
                 f.write(code)
             out = os.path.join(tmp, "k.so")
             cc = os.environ.get("CC", "cc").split()
-            subprocess.run(cc + ["-O2", "-fPIC", "-shared", c, "-o", out, "-lm"] + FLAGS[isa], check=True)
+            subprocess.run(cc + ["-O2", "-fPIC", "-shared", "-I", SRC, c, "-o", out, "-lm"] + FLAGS[isa], check=True)
             os.replace(out, lib)          # atomic: sweep workers may build at once
     return lib
 
