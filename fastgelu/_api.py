@@ -213,6 +213,8 @@ def get_config():
         "isa": ufuncs.ISA,
         "isa_available": _dispatch.available(),
         "isa_built": _dispatch.built(),
+        "float32": (f"float32 arithmetic, {ufuncs._kernels.F32_SIMD}" if ufuncs._kernels.F32_SIMD else
+                    "computed in double, rounded once"),
         "openmp": ufuncs._kernels.OPENMP,
         "build": "parallel (OpenMP)" if ufuncs._kernels.OPENMP else
                  "SERIAL: built without OpenMP, every call runs on one thread (rebuild with an OpenMP compiler)",

@@ -30,6 +30,16 @@ cdef extern from "fg_cpu.h":
     int fastgelu_cpu_has(int) nogil
 
 
+cdef extern from "fg_simd.h":
+    const char* GX_F32_SIMD_NAME
+    const int GX_F32_REQUESTED
+
+# the float32 functions' kernels: float32 arithmetic on SIMD vectors (its instruction set), or "" where float32
+# is computed in double (the baseline build, no FMA)
+F32_SIMD = (<bytes>GX_F32_SIMD_NAME).decode()
+F32_SIMD_REQUESTED = bool(GX_F32_REQUESTED)      # False in a build made with FASTGELU_F32_FWD=0
+
+
 def cpu_features():
     """ISA levels this CPU and OS can run (asked in the generic module, so no illegal instruction)."""
     return {"generic": True, "avx2": bool(fastgelu_cpu_has(1)), "avx512": bool(fastgelu_cpu_has(2))}

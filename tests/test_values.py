@@ -265,3 +265,17 @@ def test_gradient_reduce_and_accumulate_chain_in_order(uf, name, dtype):
         seq.append(acc)
     assert np.array_equal(uf[name].accumulate(x), np.array(seq, dtype))
     assert uf[name].reduce(x) == seq[-1]
+
+
+def test_float32_kernels_of_this_build():
+    """float32 runs the float32-arithmetic SIMD kernels wherever the build has FMA vectors (the AVX-512 and
+    AVX2 builds, every aarch64 build: NEON); the x86 baseline build computes float32 in double."""
+    import platform
+    k = fastgelu.ufuncs._kernels
+    isa = fastgelu.get_config()["isa"]
+    arm = platform.machine().lower() in ("aarch64", "arm64")
+    expected = {"avx512": "AVX-512", "avx2": "AVX2"}.get(isa, "NEON" if arm else "")
+    if not k.F32_SIMD_REQUESTED:
+        expected = ""
+    assert k.F32_SIMD.split(",")[0] == expected
+    assert fastgelu.get_config()["float32"].startswith("float32 arithmetic" if expected else "computed in double")

@@ -39,16 +39,25 @@
 #if defined(__AVX512F__)
 #include "fg_simd_avx512.h"
 #define GX_F32_SIMD 1
+#define GX_F32_SIMD_NAME "AVX-512, 16 lanes"
 #elif defined(__AVX2__) && defined(__FMA__)
 #include "fg_simd_avx2.h"
 #define GX_F32_SIMD 1
+#define GX_F32_SIMD_NAME "AVX2, 8 lanes"
 #elif defined(__aarch64__) && defined(__ARM_NEON)
 #include "fg_simd_neon.h"
 #define GX_F32_SIMD 1
+#define GX_F32_SIMD_NAME "NEON, 4 lanes"
 #endif
+#endif
+#if defined(FASTGELU_F32_FWD)
+#define GX_F32_REQUESTED 1
+#else
+#define GX_F32_REQUESTED 0
 #endif
 #ifndef GX_F32_SIMD
 #define GX_F32_SIMD 0
+#define GX_F32_SIMD_NAME ""
 #endif
 
 #endif

@@ -98,14 +98,15 @@ static inline __attribute__((always_inline)) void gx_f_storen(float* p, int r, g
 static inline __attribute__((always_inline)) gx_fv gx_f_tab8(const float* t, gx_iv idx) {
     uint32x4_t i = vandq_u32(vreinterpretq_u32_s32(idx), vdupq_n_u32(7));
     uint8x16_t b = vreinterpretq_u8_u32(vmlaq_n_u32(vdupq_n_u32(0x03020100u), i, 0x04040404u));
-    uint8x16x2_t row = {{vld1q_u8((const uint8_t*)t), vld1q_u8((const uint8_t*)(t + 4))}};
-    return vreinterpretq_f32_u8(vqtbl2q_u8(row, b));
+    return vreinterpretq_f32_u8(vqtbl2q_u8(vld1q_u8_x2((const uint8_t*)t), b));   /* the pair in registers */
 }
 #define GX_F_TAB(t) gx_f_tab8(t, idx)
 
-/* 1/d to ~2^-16: the estimate (2^-8) and one Newton step */
+/* 1/d to ~2^-31: the estimate (2^-8) and two Newton steps, so that what the remainder correction leaves of
+   its error (its square, ~2^-62) cannot tip a rounding where AVX2's (2^-23, squared) does not */
 static inline __attribute__((always_inline)) gx_fv gx_f_rcp(gx_fv d) {
     gx_fv r = vrecpeq_f32(d);
+    r = vmulq_f32(r, vrecpsq_f32(d, r));
     return vmulq_f32(r, vrecpsq_f32(d, r));
 }
 
