@@ -97,8 +97,8 @@ def extensions():
     if sys.platform == "win32":
         base = ["/O2"]
     macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
-    # the float32 exact forward in float32 arithmetic in the AVX-512 and AVX2 builds (fastgelu/_gelu_exact.pxi,
-    # "float32 forward"): on unless FASTGELU_F32_FWD=0
+    # float32 in float32 arithmetic on SIMD vectors in the AVX-512, AVX2 and aarch64 (NEON) builds
+    # (fastgelu/src/fg_simd.h): on unless FASTGELU_F32_FWD=0
     if os.environ.get("FASTGELU_F32_FWD", "1") != "0":
         macros.append(("FASTGELU_F32_FWD", "1"))
     exts = []

@@ -26,8 +26,9 @@
 #   runtime alias check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
-# float32 kernels (AVX-512: 16 lanes; AVX2: 8), in float32 arithmetic.
-# The central form: the exact forward and gradient, and the tanh form's forward (_gelu_sigmoid.pxi).
+# float32 kernels (AVX-512: 16 lanes; AVX2: 8; NEON: 4, with AVX2's 8-entry tables and bits), in float32
+# arithmetic: src/fg_gelu_f32.h, on the primitives of src/fg_simd.h.
+# The central form: the exact forward and gradient, and the tanh form's forward (src/fg_xsig_f32.h).
 # With a = min(|x|, R):
 #   forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (AVX-512 R = 5.75; tanh form: F = a*sigma(-w(a)), R = 5.25)
 #   gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (AVX-512 R = 7.5)

@@ -15,11 +15,11 @@
 # beyond L, sigma is 1 or below every underflow threshold) and wherever x multiplies a vanishing factor
 # (so -inf*0 cannot make NaN); the comparison order lets NaN through.
 #
-# float32 in the AVX2 and AVX-512 builds (GX_F32_SIMD): the GS_F kernels below, float32 arithmetic on full
+# float32 in the AVX-512, AVX2 and NEON builds (GX_F32_SIMD): the GS_F kernels (src/fg_xsig_f32.h), float32 arithmetic on full
 #   vectors for the forward and the gradient. z = |w| log2(e) as a float pair (constants as hi + lo, x^2 and
 #   products split by FMA: exp's argument must be right to ~2^-26 absolute up to |w| ~ 104), 2^-z = 2^-m 2^f with
 #   a degree-6 polynomial, and every quotient by 1 + T or (1 + T)^2 corrected through its FMA remainder (so the
-#   reciprocal may be vrcp14ps/vrcpps: no division), leaving T's error (~0.7 ulp) and one rounding. All
+#   reciprocal may be vrcp14ps/vrcpps/vrecpe: no division), leaving T's error (~0.7 ulp) and one rounding. All
 #   inputs: forward 1.598 ulp (tanh), 1.639 (sigmoid); gradient 1.652, 1.651 (AVX-512 and AVX2).
 # float32 otherwise: the baseline build (no FMA) computes both in double; an FMA build made with
 #   FASTGELU_F32_FWD=0 runs the forward as scalar float32 code (_xsig32: the same method, auto-vectorized,

@@ -1,4 +1,4 @@
-"""Derive the constants and polynomial coefficients used in fastgelu/_fp.pxi (and _gelu_sigmoid.pxi).
+"""Derive the constants and polynomial coefficients used in fastgelu/src/fg_fp.h (and fg_xsig.h).
 
 Run:  python tools/fit_fp.py      (mpmath, ~seconds).  Prints Cython-ready constants and fit errors.
 

@@ -48,7 +48,7 @@ static inline __attribute__((always_inline)) gx_fv gs_f_exp2(gx_fv zh, gx_fv zl,
     gx_fv t = GX_F_SUB(sh, zc);                 /* SHIFTER - round(z): an integer */
     gx_fv mf = GX_F_SUB(sh, t);                 /* round(z), exact */
     gx_fv f = GX_F_SUB(GX_F_SUB(mf, zc), zl);   /* round(z) - z in [-1/2, 1/2]; the first difference exact */
-    /* the exact form's degree-6 Q (_gelu_exact.pxi): as accurate in float as FG_Q's degree 7 */
+    /* the exact form's degree-6 Q (fg_gelu_f32.h): as accurate in float as FG_Q's degree 7 */
     gx_fv c = GX_F_FMA(gx_f_Q1(f), f, GX_F_SET1(GX_F_Q0));
     gx_fv p = GX_F_FMA(c, f, GX_F_SET1(1.0f));  /* 2^f */
 #if GX_F_HAS_SCALEF
