@@ -41,10 +41,11 @@
 #   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 slots (vpermps).  The forward:
 #   7 even intervals to R = 3.4 and the last for x > R, clamped at RP = 5.5 (x - F rounds to x beyond): there
 #   y = x - F needs F only to a fraction of ulp(x), absolutely, which one degree-7 piece gives (fit error 0.06
-#   ulp), so only x < -R takes the tail (R = 3.5: 2.05 ulp at the steep end).  The gradient (R = 4.0, degree
-#   7) and the tanh form (3.1, degree 6) keep 8 intervals and queue |x| > R: their last slot needed a degree
-#   more (gradient 8 to RP = 6.0, tanh form 7 to 5.25), and with it one permute more per vector, which cost
-#   9-11% and 12-15% at randn sigma = 1 on Zen 3 (for 5-10% and 12% at sigma = 3, 25% and 30% at U(-8, 8)).  Uneven intervals gain little
+#   ulp), so only x < -R takes the tail (R = 3.5: 2.05 ulp at the steep end).  The tanh form likewise: 7
+#   intervals to R = 3.3 and the slot to RP = 5.25, degree 7, L_i = i*H.  The gradient (R = 4.0, degree 7)
+#   keeps 8 intervals and queues |x| > R: its last slot needed a degree more (8 to RP = 6.0), and with it one
+#   permute more per vector, which cost 9-11% at randn sigma = 1 on Zen 3 (for 5-10% at sigma = 3, 25% at
+#   U(-8, 8)).  Uneven intervals gain little
 #   there (8 are too few: the first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G)
 #   is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's; but AVX2's forward, whose
 #   L_i = i*H (u = a - i*H by an FMA from the index: one permute fewer, +2-5% on Zen 3), C0 = F(L_i) rounded,

@@ -153,7 +153,7 @@ def table_lines(isa, n, deg, fold):
 # gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
                       "T": dict(R=5.25, deg=5, alpha=0.6)},
-           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.1, deg=6)}}
+           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7, H=0.5390625), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
@@ -164,8 +164,11 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # Horner's rule; the kernels now take degree 7 in pairs on u^2 (gx_f_central): 1.364 and 1.591, central.  With
 # the 8th slot (7 intervals): forward R = 3.4, RP = 5.5: 1.475 (3.5: 2.05 at its steep end; 3.2 needs the tail
 # below its fitted 3.5: 2.50); gradient 3.8, 6.0, degree 8: 1.485 (the tail's); tanh form 3.3, 5.25, degree 7:
-# 1.598 (the tail's).  Forward with L_i = i*H, H = 0.5234375 (no permute of L): 1.595.  Those two keep 8 intervals: a degree more is a permute more per vector, -11% and -15%
-# at randn sigma = 1 on Zen 3 (the forward's slot costs one vminps: -1-3%).
+# 1.598 (the tail's).  Forward with L_i = i*H, H = 0.5234375 (no permute of L): 1.595.  The gradient keeps 8
+# intervals: a degree more is a permute more per vector, -11% at randn sigma = 1 on Zen 3 (the forward's slot
+# costs one vminps: -1-3%).  The tanh form took its slot with L_i = i*H, H = 0.5078125 (the permute the degree
+# adds, saved on L): 1.782 ulp (central, x = -2.791164); Zen 3 kernel A/B against R = 3.1, degree 6, no slot:
+# -2.7% at sigma = 1, +19% at 3, +35% at U(-8, 8).
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
@@ -208,14 +211,14 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
     narrows them as a grows (the share alpha of g(R) from a^2), which evens out F's relative change per interval
     (d log F/da ~ -a) and so the Horner rounding share: the same error budget then reaches a larger R.
     RP (AVX2): the last slot holds x > 0 from the central intervals' end to RP (fit_positive), the others
-    the n - 1 central intervals.  H (AVX2, with RP): L_i = i*H, so that the kernel forms u = a - i*H by one FMA
+    the n - 1 central intervals.  H (AVX2): L_i = i*H, so that the kernel forms u = a - i*H by one FMA
     from the index instead of a permute of L (exact: i*H has few bits, Sterbenz); C0 is then F(L) rounded,
     the fit taking that rounding into account everywhere but at u = 0."""
     fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
     nc = n - 1 if RP else n
     top = nc - 0.501 if full_last or alpha else nc - 1   # full_last: round(g(R)) = nc - 1, not a tie
     K, K2 = f32((1 - alpha) * top / R), f32(alpha * top / R ** 2)
-    if H:
+    if H:                                     # the last interval whole, up to R
         K = f32(1 / H)
         assert round(R * K) == nc - 1 and R * K < nc - 0.5
 
@@ -291,7 +294,7 @@ def central_lines(isa):
                      f"    #define {p}POS 1"] if cfg.get("RP") else
                     [f"    #define {p}RP {cfg['R']!r}f   /* x > 0 clamp (R: no positive slot) */",
                      f"    #define {p}POS 0"]),
-                  *([f"    #define {p}H {cfg.get('H', 0.0)!r}f   /* L_i = i*H (0: L is row 0) */"] if kind == "F" else []),
+                  f"    #define {p}H {cfg.get('H', 0.0)!r}f   /* L_i = i*H (0: L is row 0) */",
                   f"    #define {p}K {K!r}f",
                   f"    #define {p}K2 {K2!r}f",
                   f"    #define {p}DEG {deg}",

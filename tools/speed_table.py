@@ -4,6 +4,7 @@
   python tools/speed_table.py                 # all builds, markdown table on stdout
   python tools/speed_table.py --isa avx2      # one build
   python tools/speed_table.py --rounds 9      # more rounds per figure
+  python tools/speed_table.py --isa avx2 --repeat 3 --csv docs/data/speed-zen3.csv   # a docs/data table
 
 Each (build, threads) pair runs in its own spawned process (the build is chosen at import, the thread
 count before the first parallel call); inside it fastgelu and its competitor run on the same arrays, so
@@ -135,6 +136,8 @@ def main():
     ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--json", help="also write the raw figures to this file")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of the whole table; each figure their median")
+    ap.add_argument("--csv", help="also write the table in docs/data's format (short CPU name: $SPEED_CPU_SHORT)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -142,12 +145,83 @@ def main():
         return
     from fastgelu import _dispatch
     isas = [args.isa] if args.isa else [i for i in _dispatch.available() if i != "generic"]
-    results = [run(isa, int(t), args.rounds) for isa in isas for t in args.threads.split(",")]
-    print(f"CPU: {results[0]['cpu']}; N = {N:,} elements unless named; ratios = fastgelu / other\n")
+    runs = [[run(isa, int(t), args.rounds) for isa in isas for t in args.threads.split(",")]
+            for _ in range(args.repeat)]
+    results = [median_result(rs) for rs in zip(*runs)]
+    print(f"CPU: {results[0]['cpu']}; N = {N:,} elements unless named; ratios = fastgelu / other"
+          + (f"; each figure the median of {args.repeat} runs" if args.repeat > 1 else "") + "\n")
     print(table(results))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    if args.csv:
+        write_csv(results, args.csv, args.repeat, args.rounds)
+
+
+def median_result(rs):
+    """Each figure of one (build, threads) the median over repeated runs; a ratio from each run's own
+    figures, not from two medians."""
+    import numpy as np
+    out = dict(rs[0])
+    for key, r in rs[0].items():
+        if isinstance(r, dict):
+            out[key] = {k: float(np.median([x[key][k] for x in rs])) for k in r}
+            for other in ("torch", "onnxruntime", "floor"):
+                if other in r:
+                    out[key][f"ratio_{other}"] = float(np.median([x[key]["fastgelu"] / x[key][other] for x in rs]))
+    return out
+
+
+CSV_NAMES = {"none-fwd": "gelu", "none-grad": "gelu_grad", "tanh-fwd": "gelu_tanh", "tanh-grad": "gelu_tanh_grad",
+             "sigmoid-fwd": "gelu_sigmoid", "sigmoid-grad": "gelu_sigmoid_grad"}
+CSV_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16"}
+
+
+def write_csv(results, path, repeat, rounds):
+    """The docs/data table format (tools/plot_speed.py reads it): randn sigma 1 and 3, 256K and 64M."""
+    import datetime
+    import subprocess as sp
+    import numpy as np
+    import fastgelu
+    commit = sp.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    onnx = torch = "-"
+    try:
+        import torch as t
+        torch = t.__version__.split("+")[0]
+        import onnxruntime as o
+        onnx = o.__version__
+    except ImportError:
+        pass
+    lines = [f"# fastgelu speed, written by tools/speed_table.py --csv (fastgelu {fastgelu.__version__})",
+             f"# cpu: {results[0]['cpu']}, {os.cpu_count()} cores",
+             f"# short: {os.environ.get('SPEED_CPU_SHORT', results[0]['cpu'])}",
+             f"# date: {datetime.date.today()}; commit: {commit}; PyTorch {torch} (CPU wheel), ONNX Runtime {onnx}",
+             f"# command: python tools/speed_table.py --rounds {rounds} --repeat {repeat}  (each cell the median "
+             f"of {repeat} runs)",
+             "# gelem_s: fastgelu's 10^9 elements per second; ratio: fastgelu's speed over the named competitor's "
+             "(blank: none)",
+             "function,dtype,elements,vs,build,threads,sigma,gelem_s,ratio"]
+    rows = []
+    for res in results:
+        for key, r in res.items():
+            if not isinstance(r, dict) or key.count("-") != 3:
+                continue
+            variant, direction, tname, spread = key.split("-")
+            if spread == "u8":
+                continue
+            other = "onnxruntime" if (variant, direction) == ("tanh", "fwd") else "torch"
+            vs = {"onnxruntime": "ONNX Runtime FastGelu", "torch": "PyTorch"}[other] if other in r else ""
+            ratio = f"{r[f'ratio_{other}']:.2f}" if other in r else ""
+            rows.append((list(CSV_NAMES).index(f"{variant}-{direction}"), list(CSV_DTYPES).index(tname),
+                         f"{CSV_NAMES[variant + '-' + direction]},{CSV_DTYPES[tname]},{N},{vs},{res['isa']},"
+                         f"{res['threads']},{spread[1]},{r['fastgelu']:.2f},{ratio}"))
+        for s in ("s1", "s3"):
+            r = res[f"64M-{s}"]
+            rows.append((99, 0, f"gelu,float32,{1 << 26},memory floor,{res['isa']},{res['threads']},{s[1]},"
+                                f"{r['fastgelu']:.2f},{r['ratio_floor']:.2f}"))
+    rows.sort(key=lambda t: (t[1] if t[0] != 99 else 9, t[0]))
+    with open(path, "w") as f:
+        f.write("\n".join(lines + [r for _, _, r in rows]) + "\n")
 
 
 if __name__ == "__main__":
