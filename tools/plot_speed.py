@@ -63,9 +63,12 @@ def plot(path, out):
     names = {k: label(dict(zip(("function", "dtype", "elements", "vs"), k))) for k in keys}
     ratios = [r["ratio"] for r in rows]
     lo, hi = min(ratios) / 1.25, max(ratios) * 1.45
-    fig, axes = plt.subplots(1, len(BUILDS), figsize=(13, 0.62 * len(keys) + 2.2), sharey=True)
+    builds = [(b, t) for b, t in BUILDS if any(r["build"] == b for r in rows)]   # AVX2-only CPUs: one panel
+    fig, axes = plt.subplots(1, len(builds), figsize=(max(10.0, 6.5 * len(builds)), 0.62 * len(keys) + 2.2), sharey=True,
+                             squeeze=False)
+    axes = axes[0]
     h = 0.8 / len(BARS)
-    for ax, (build, title) in zip(axes, BUILDS):
+    for ax, (build, title) in zip(axes, builds):
         for j, ((t, s, name), color) in enumerate(zip(BARS, COLORS)):
             ys = [i + (j - (len(BARS) - 1) / 2) * h for i in range(len(keys))]
             vals = [cell.get((*k, build, t, s)) for k in keys]
