@@ -153,7 +153,7 @@ def table_lines(isa, n, deg, fold):
 # gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
                       "T": dict(R=5.25, deg=5, alpha=0.6)},
-           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7, H=0.5390625), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125)}}
+           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
