@@ -60,9 +60,6 @@ static inline __attribute__((always_inline)) gx_fv gs_f_exp2(gx_fv zh, gx_fv zl,
     return Tp;
 }
 
-/* 1/d: gx_f_rcp (fg_simd.h), only ever used with a remainder correction, whose error is the square of its
-   own (a division cost ~25% of the loop) */
-#define gs_f_rcp gx_f_rcp
 #define GS_F_GE0(x) GX_F_GE(x, GX_F_SET1(0.0f))
 
 /* x sigma(w): x >= 0: x/(1 + T); x < 0: -|x| T/(1 + T), T = exp(-|w|).  Numerator and 1 + T are exact
@@ -86,7 +83,7 @@ static inline __attribute__((always_inline)) gx_fv gs_f_xsig(gx_fv x, const int 
     gx_fv Tn = GX_F_SEL(pos, one, Tp);
     gx_fv nh = GX_F_MUL(a, Tn);                          /* x >= 0: |x|;  x < 0: |x| T 2^100 = nh + nl */
     gx_fv nl = GX_F_FMS(a, Tn, nh);
-    gx_fv r = gs_f_rcp(dh);
+    gx_fv r = gx_f_rcp(dh);      /* approximate: the remainder correction squares its error (no division) */
     gx_fv q = GX_F_MUL(nh, r);
     gx_fv e = GX_F_ADD(GX_F_FNMA(q, dh, nh), nl);       /* nh + nl - q (dh + dl), the first part exact */
     e = GX_F_FNMA(q, dl, e);
@@ -144,7 +141,7 @@ static inline __attribute__((always_inline)) gx_fv gs_f_xsig_grad(gx_fv x, gx_fv
     gx_fv Nl = GX_F_FMA(Ul, E, GX_F_FMS(Uh, E, Nh));    /* T U to ~2^-46 */
     gx_fv Dh = GX_F_MUL(dh, dh);
     gx_fv Dl = GX_F_FMA(GX_F_ADD(dh, dh), dl, GX_F_FMS(dh, dh, Dh));
-    gx_fv r = gs_f_rcp(Dh);
+    gx_fv r = gx_f_rcp(Dh);
     gx_fv q = GX_F_MUL(Nh, r);
     gx_fv e = GX_F_ADD(GX_F_FNMA(q, Dh, Nh), Nl);
     e = GX_F_FNMA(q, Dl, e);
