@@ -37,9 +37,11 @@ def kernel_source():
     return code
 
 
-def build(isa):
+def build(isa, extra=()):
+    """The kernels' shared library for isa, compiled once per source and flags; extra: more compiler flags
+    (tools/bound_f32.py: the package's optimization level, -DGX_F_BOUND)"""
     code = kernel_source()
-    tag = hashlib.sha1((isa + code).encode()).hexdigest()[:12]
+    tag = hashlib.sha1((isa + " ".join(extra) + code).encode()).hexdigest()[:12]
     lib = os.path.join(tempfile.gettempdir(), f"fastgelu_f32_kernel_{isa}_{tag}.so")
     if not os.path.exists(lib):
         with tempfile.TemporaryDirectory() as tmp:
@@ -48,7 +50,8 @@ def build(isa):
                 f.write(code)
             out = os.path.join(tmp, "k.so")
             cc = os.environ.get("CC", "cc").split()
-            subprocess.run(cc + ["-O2", "-fPIC", "-shared", "-I", SRC, c, "-o", out, "-lm"] + FLAGS[isa], check=True)
+            subprocess.run(cc + ["-O2", "-fPIC", "-shared", "-I", SRC, c, "-o", out, "-lm"] + FLAGS[isa] + list(extra),
+                           check=True)
             os.replace(out, lib)          # atomic: sweep workers may build at once
     return lib
 

@@ -577,6 +577,29 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
 static inline __attribute__((always_inline)) void gx_f_central_seg(const float* x, const float* dy, float* y,
                                                                    ptrdiff_t n, const int kind) {
     const int grad = kind == GX_F_EXACT_GRAD;
+#ifdef GX_F_BOUND
+    /* Never in the package: tools/bound_f32.py builds the kernels with it to time the central form alone on
+       every lane (tail and tiny lanes left wrong), the bound against which the tail handling is measured */
+    {
+        gx_fm m;
+        int seen = 0;
+        ptrdiff_t i = 0;
+        for (; i + GX_F_W <= n; i += GX_F_W) {
+            GX_F_PREFETCH((const char*)(x + i) + GX_F_AHEAD);
+            if (grad)
+                GX_F_PREFETCH((const char*)(dy + i) + GX_F_AHEAD);
+            GX_F_PREFETCHW((const char*)(y + i) + GX_F_AHEAD);
+            gx_fv xv = GX_F_LOADU(x + i);
+            GX_F_STOREU(y + i, gx_f_central_v(xv, grad ? GX_F_LOADU(dy + i) : xv, &m, kind, 0, &seen));
+        }
+        if (i < n) {
+            GX_F_TAILMASK(k, n - i);
+            gx_fv xv = GX_F_MASKLOAD(x + i, k);
+            GX_F_MASKSTORE(y + i, k, gx_f_central_v(xv, grad ? GX_F_MASKLOAD(dy + i, k) : xv, &m, kind, 0, &seen));
+        }
+        return;
+    }
+#endif
     gx_f_list L;
     gx_f_tailq q;
     ptrdiff_t i = 0;

@@ -1,0 +1,79 @@
+"""tools/bound_f32.py measures the float32 kernels against their bound: the same kernels built with
+GX_F_BOUND, which runs the central form on every lane and looks for no tail or tiny lane.  These tests keep
+that measurement meaningful: on central inputs the bound build gives the kernels' own bits (it times the
+same arithmetic), and on tail inputs it does not (it really skips the tail handling)."""
+import importlib.util
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+import fastgelu
+from fastgelu import _dispatch
+
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
+pytestmark = [
+    pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="needs a C compiler"),
+    pytest.mark.skipif("avx2" not in fastgelu.get_config()["isa_available"], reason="needs an AVX2 CPU"),
+]
+
+
+@pytest.fixture(scope="module")
+def libs(monkeypatch_module):
+    import ctypes
+    monkeypatch_module.setenv("GX_KERNEL_ISA", "avx2")
+    monkeypatch_module.syspath_prepend(TOOLS)
+    spec = importlib.util.spec_from_file_location("gelu_f32_kernel", os.path.join(TOOLS, "gelu_f32_kernel.py"))
+    gk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gk)
+    opt = ["-O3", "-fno-math-errno"]
+    return {k: ctypes.CDLL(gk.build("avx2", opt + extra)) for k, extra in (("kernel", []), ("bound", ["-DGX_F_BOUND"]))}
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def run(lib, name, x, dy):
+    import ctypes
+    y = np.empty_like(x)
+    f = getattr(lib, name + "_all")
+    if name == "gelu_grad":
+        f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long]
+        f(x.ctypes.data, dy.ctypes.data, y.ctypes.data, x.size)
+    else:
+        f.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long]
+        f(x.ctypes.data, y.ctypes.data, x.size)
+    return y
+
+
+# (function, the range of x the AVX2 central tables take: below it the tail does; the package's ufunc)
+CASES = [("gelu", (-3.39, 5.49), "gelu"), ("gelu_tanh", (-3.29, 5.24), "gelu_tanh"),
+         ("gelu_grad", (-3.99, 3.99), "gelu_grad")]
+
+
+@pytest.mark.parametrize("name,central,package", CASES, ids=[c[0] for c in CASES])
+def test_bound_build_times_the_kernels_own_arithmetic(libs, name, central, package):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(*central, 100_003).astype(np.float32)
+    x[np.abs(x) < 1e-3] = 0.5                           # no tiny lane
+    dy = rng.standard_normal(x.size).astype(np.float32)
+    k, b = run(libs["kernel"], name, x, dy), run(libs["bound"], name, x, dy)
+    assert np.array_equal(k.view(np.int32), b.view(np.int32))
+    uf = _dispatch.load("avx2")[1].UFUNCS[package]
+    assert np.array_equal(k.view(np.int32), (uf(x, dy) if name == "gelu_grad" else uf(x)).view(np.int32))
+
+
+@pytest.mark.parametrize("name,central,package", CASES, ids=[c[0] for c in CASES])
+def test_bound_build_skips_the_tail(libs, name, central, package):
+    x = np.linspace(-8, 8, 4099, dtype=np.float32)
+    dy = np.ones_like(x)
+    k, b = run(libs["kernel"], name, x, dy), run(libs["bound"], name, x, dy)
+    tail = x < central[0]
+    assert not np.array_equal(k[tail], b[tail])
+    assert np.array_equal(k[~tail & (x < central[1])], b[~tail & (x < central[1])])
