@@ -600,66 +600,6 @@ cdef inline bint overlaps(char* pin, npy_intp sin, char* pout, npy_intp sout, np
     return (pin != pout or sin != sout) and depends_on_output(pin, sin, pout, sout, n)
 
 
-cdef inline void fwd_piece_env(char* px, char* py, npy_intp sx, npy_intp sy, npy_intp n,
-                               stored* r, variant* v) noexcept nogil:
-    cdef fg_fpstate env
-    fg_fp_enter(&env)
-    fwd_piece(px, py, sx, sy, n, r, v)
-    fg_fp_leave(&env)
-
-
-cdef inline void grad_piece_env(char* px, char* pd, char* py, npy_intp sx, npy_intp sd, npy_intp sy,
-                                npy_intp n, stored* r, variant* v) noexcept nogil:
-    cdef fg_fpstate env
-    fg_fp_enter(&env)
-    grad_piece(px, pd, py, sx, sd, sy, n, r, v)
-    fg_fp_leave(&env)
-
-
-cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* steps,
-                          stored* r, variant* v) noexcept nogil:
-    cdef npy_intp n = dims[0], sx = steps[0], sy = steps[1], per, start, k
-    cdef fg_team team
-    cdef int nt = threads_for(n, &team)
-    if nt > 1 and overlaps(args[0], sx, args[1], sy, n):
-        nt = 1
-    if nt == 1:
-        fwd_piece_env(args[0], args[1], sx, sy, n, r, v)
-    else:
-        per = piece_len(n, nt)
-        fg_team_begin(&team, nt)
-        for k in prange(nt, num_threads=nt, schedule='static'):
-            fg_team_start(&team, k)
-            start = k * per
-            if start < n:
-                fwd_piece_env(args[0] + start * sx, args[1] + start * sy, sx, sy,
-                              per if n - start > per else n - start, r, v)
-                fg_team_done(&team, k)
-        team_report(&team)
-
-
-cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* steps,
-                           stored* r, variant* v) noexcept nogil:
-    cdef npy_intp n = dims[0], sx = steps[0], sd = steps[1], sy = steps[2], per, start, k
-    cdef fg_team team
-    cdef int nt = threads_for(n, &team)
-    if nt > 1 and (overlaps(args[0], sx, args[2], sy, n) or overlaps(args[1], sd, args[2], sy, n)):
-        nt = 1
-    if nt == 1:
-        grad_piece_env(args[0], args[1], args[2], sx, sd, sy, n, r, v)
-    else:
-        per = piece_len(n, nt)
-        fg_team_begin(&team, nt)
-        for k in prange(nt, num_threads=nt, schedule='static'):
-            fg_team_start(&team, k)
-            start = k * per
-            if start < n:
-                grad_piece_env(args[0] + start * sx, args[1] + start * sd, args[2] + start * sy, sx, sd, sy,
-                               per if n - start > per else n - start, r, v)
-                fg_team_done(&team, k)
-        team_report(&team)
-
-
 # ---- gated GELU: GELU(gate)*up and its gradient ------------------------------------------------------------
 #
 # gelu_mul(gate, up) = GELU(gate)*up;  gelu_mul_grad(gate, up, dy) = (dy*up*GELU'(gate), dy*GELU(gate)).
@@ -894,21 +834,6 @@ cdef inline void gm_grad_piece(char** p, const npy_intp* s, npy_intp n, stored* 
         c += GM_CHUNK
 
 
-cdef inline void gm_fwd_piece_env(char* pg, char* pu, char* py, npy_intp sg, npy_intp su, npy_intp sy,
-                                  npy_intp n, stored* r, variant* v) noexcept nogil:
-    cdef fg_fpstate env
-    fg_fp_enter(&env)
-    gm_fwd_piece(pg, pu, py, sg, su, sy, n, r, v)
-    fg_fp_leave(&env)
-
-
-cdef inline void gm_grad_piece_env(char** p, const npy_intp* s, npy_intp n, stored* r, variant* v) noexcept nogil:
-    cdef fg_fpstate env
-    fg_fp_enter(&env)
-    gm_grad_piece(p, s, n, r, v)
-    fg_fp_leave(&env)
-
-
 cdef inline bint gm_overlaps(char** args, const npy_intp* steps, int nin, int nargs, npy_intp n) noexcept nogil:
     cdef int i, j
     for i in range(nin):
@@ -916,58 +841,6 @@ cdef inline bint gm_overlaps(char** args, const npy_intp* steps, int nin, int na
             if overlaps(args[i], steps[i], args[j], steps[j], n):
                 return True
     return False
-
-
-cdef inline void gm_fwd_loop(char** args, const npy_intp* dims, const npy_intp* steps,
-                             stored* r, variant* v) noexcept nogil:
-    cdef npy_intp n = dims[0], sg = steps[0], su = steps[1], sy = steps[2], per, start, k
-    cdef fg_team team
-    cdef int nt = threads_for(n, &team)
-    if nt > 1 and gm_overlaps(args, steps, 2, 3, n):
-        nt = 1
-    if nt == 1:
-        gm_fwd_piece_env(args[0], args[1], args[2], sg, su, sy, n, r, v)
-    else:
-        per = piece_len(n, nt)
-        fg_team_begin(&team, nt)
-        for k in prange(nt, num_threads=nt, schedule='static'):
-            fg_team_start(&team, k)
-            start = k * per
-            if start < n:
-                gm_fwd_piece_env(args[0] + start * sg, args[1] + start * su, args[2] + start * sy, sg, su, sy,
-                                 per if n - start > per else n - start, r, v)
-                fg_team_done(&team, k)
-        team_report(&team)
-
-
-cdef inline void gm_grad_at(char** args, const npy_intp* steps, npy_intp start, npy_intp count,
-                            stored* r, variant* v) noexcept nogil:
-    cdef char* p[5]
-    cdef int j
-    for j in range(5):
-        p[j] = args[j] + start * steps[j]
-    gm_grad_piece_env(p, steps, count, r, v)
-
-
-cdef inline void gm_grad_loop(char** args, const npy_intp* dims, const npy_intp* steps,
-                              stored* r, variant* v) noexcept nogil:
-    cdef npy_intp n = dims[0], per, start, k
-    cdef fg_team team
-    cdef int nt = threads_for(n, &team)
-    if nt > 1 and gm_overlaps(args, steps, 3, 5, n):
-        nt = 1
-    if nt == 1:
-        gm_grad_at(args, steps, 0, n, r, v)
-    else:
-        per = piece_len(n, nt)
-        fg_team_begin(&team, nt)
-        for k in prange(nt, num_threads=nt, schedule='static'):
-            fg_team_start(&team, k)
-            start = k * per
-            if start < n:
-                gm_grad_at(args, steps, start, per if n - start > per else n - start, r, v)
-                fg_team_done(&team, k)
-        team_report(&team)
 
 
 # ---- fused bias: gelu(x + b), b along the last axis --------------------------------------------------------
@@ -1023,32 +896,104 @@ cdef inline void bias_piece(char* px, char* pb, char* pd, char* py, npy_intp sta
         i += m
 
 
-cdef inline void bias_piece_env(char* px, char* pb, char* pd, char* py, npy_intp start, npy_intp count,
-                                npy_intp width, npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
+# ---- one call across the team -----------------------------------------------------------------------------
+
+cdef enum:
+    RUN_FWD = 0         # args x, y
+    RUN_GRAD = 1        # args x, dy, y
+    RUN_GM_FWD = 2      # args gate, up, y
+    RUN_GM_GRAD = 3     # args gate, up, dy, d_gate, d_up
+    RUN_BIAS = 4        # args x, bias, dy (unused), y; C-contiguous, bias along rows of `width`
+    RUN_BIAS_GRAD = 5   # args x, bias, dy, y; steps[2]: dy's (its element size, or 0 for one dy for all)
+
+
+cdef inline void piece_at(int op, char** args, const npy_intp* steps, npy_intp start, npy_intp count,
+                          npy_intp width, stored* r, variant* v) noexcept nogil:
+    """Elements [start, start + count) of a call: one thread's share, in fastgelu's FP environment."""
+    cdef char* p[5]
+    cdef int j
     cdef fg_fpstate env
     fg_fp_enter(&env)
-    bias_piece(px, pb, pd, py, start, count, width, sd, r, v, grad)
+    if op == RUN_FWD:
+        fwd_piece(args[0] + start * steps[0], args[1] + start * steps[1], steps[0], steps[1], count, r, v)
+    elif op == RUN_GRAD:
+        grad_piece(args[0] + start * steps[0], args[1] + start * steps[1], args[2] + start * steps[2],
+                   steps[0], steps[1], steps[2], count, r, v)
+    elif op == RUN_GM_FWD:
+        gm_fwd_piece(args[0] + start * steps[0], args[1] + start * steps[1], args[2] + start * steps[2],
+                     steps[0], steps[1], steps[2], count, r, v)
+    elif op == RUN_GM_GRAD:
+        for j in range(5):
+            p[j] = args[j] + start * steps[j]
+        gm_grad_piece(p, steps, count, r, v)
+    else:
+        bias_piece(args[0], args[1], args[2], args[3], start, count, width, steps[2], r, v, op == RUN_BIAS_GRAD)
     fg_fp_leave(&env)
+
+
+cdef inline bint run_overlaps(int op, char** args, const npy_intp* steps, npy_intp n) noexcept nogil:
+    """An input sharing memory with an output other than by being it: such a call runs on one thread."""
+    if op == RUN_FWD:
+        return overlaps(args[0], steps[0], args[1], steps[1], n)
+    if op == RUN_GRAD:
+        return overlaps(args[0], steps[0], args[2], steps[2], n) or overlaps(args[1], steps[1], args[2], steps[2], n)
+    if op == RUN_GM_FWD:
+        return gm_overlaps(args, steps, 2, 3, n)
+    if op == RUN_GM_GRAD:
+        return gm_overlaps(args, steps, 3, 5, n)
+    return False        # the bias path: its caller (_api._fused_bias_ok) passes an out that is x, dy or apart
+
+
+cdef inline void run(int op, char** args, const npy_intp* steps, npy_intp n, npy_intp width,
+                     stored* r, variant* v) noexcept nogil:
+    """A whole call: on the threads the policy gives it (threads_for), one piece each, then its report to the
+    policy (team_report).  The kernels' only parallel region."""
+    cdef npy_intp per, start, k
+    cdef fg_team team
+    cdef int nt = threads_for(n, &team)
+    if nt > 1 and run_overlaps(op, args, steps, n):
+        nt = 1
+    if nt == 1:
+        piece_at(op, args, steps, 0, n, width, r, v)
+        return
+    per = piece_len(n, nt)
+    fg_team_begin(&team, nt)
+    for k in prange(nt, num_threads=nt, schedule='static'):
+        fg_team_start(&team, k)
+        start = k * per
+        if start < n:
+            piece_at(op, args, steps, start, per if n - start > per else n - start, width, r, v)
+            fg_team_done(&team, k)
+    team_report(&team)
+
+
+cdef inline void fwd_loop(char** args, const npy_intp* dims, const npy_intp* steps,
+                          stored* r, variant* v) noexcept nogil:
+    run(RUN_FWD, args, steps, dims[0], 0, r, v)
+
+
+cdef inline void grad_loop(char** args, const npy_intp* dims, const npy_intp* steps,
+                           stored* r, variant* v) noexcept nogil:
+    run(RUN_GRAD, args, steps, dims[0], 0, r, v)
+
+
+cdef inline void gm_fwd_loop(char** args, const npy_intp* dims, const npy_intp* steps,
+                             stored* r, variant* v) noexcept nogil:
+    run(RUN_GM_FWD, args, steps, dims[0], 0, r, v)
+
+
+cdef inline void gm_grad_loop(char** args, const npy_intp* dims, const npy_intp* steps,
+                              stored* r, variant* v) noexcept nogil:
+    run(RUN_GM_GRAD, args, steps, dims[0], 0, r, v)
 
 
 cdef inline void bias_run(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
                           npy_intp sd, stored* r, variant* v, bint grad) noexcept nogil:
-    cdef fg_team team
-    cdef int nt = threads_for(n, &team)
-    cdef npy_intp per, start, k
-    if nt == 1:
-        bias_piece_env(px, pb, pd, py, 0, n, width, sd, r, v, grad)
-    else:
-        per = piece_len(n, nt)
-        fg_team_begin(&team, nt)
-        for k in prange(nt, num_threads=nt, schedule='static'):
-            fg_team_start(&team, k)
-            start = k * per
-            if start < n:
-                bias_piece_env(px, pb, pd, py, start, per if n - start > per else n - start, width, sd, r,
-                               v, grad)
-                fg_team_done(&team, k)
-        team_report(&team)
+    cdef char* args[4]
+    cdef npy_intp steps[3]
+    args[0], args[1], args[2], args[3] = px, pb, pd, py
+    steps[0], steps[1], steps[2] = 0, 0, sd
+    run(RUN_BIAS_GRAD if grad else RUN_BIAS, args, steps, n, width, r, v)
 
 
 cdef inline void bias_typed(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
