@@ -168,7 +168,9 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # intervals: a degree more is a permute more per vector, -11% at randn sigma = 1 on Zen 3 (the forward's slot
 # costs one vminps: -1-3%).  The tanh form took its slot with L_i = i*H, H = 0.5078125 (the permute the degree
 # adds, saved on L): 1.782 ulp (central, x = -2.791164); Zen 3 kernel A/B against R = 3.1, degree 6, no slot:
-# -2.7% at sigma = 1, +19% at 3, +35% at U(-8, 8).
+# -2.7% at sigma = 1, +19% at 3, +35% at U(-8, 8).  The gradient's slot at degree 7 (2026-11-26): R = 3.8, RP = 6.0
+# (the least clamp at which 1 - G rounds to 1): 2.081 ulp in the slot (x = 3.906), for -1.5% at sigma = 1,
+# +13% at 3, +30% at U(-8, 8) (Zen 3 kernel A/B); R = 3.9: 2.842 centrally (x = -3.882).
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
