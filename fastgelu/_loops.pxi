@@ -993,7 +993,10 @@ cdef inline void bias_run(char* px, char* pb, char* pd, char* py, npy_intp n, np
     cdef npy_intp steps[3]
     args[0], args[1], args[2], args[3] = px, pb, pd, py
     steps[0], steps[1], steps[2] = 0, 0, sd
-    run(RUN_BIAS_GRAD if grad else RUN_BIAS, args, steps, n, width, r, v)
+    if grad:        # op a constant in each call of run, as in the loops above
+        run(RUN_BIAS_GRAD, args, steps, n, width, r, v)
+    else:
+        run(RUN_BIAS, args, steps, n, width, r, v)
 
 
 cdef inline void bias_typed(char* px, char* pb, char* pd, char* py, npy_intp n, npy_intp width,
