@@ -7,6 +7,7 @@
 #   _variants.pxi      the variants, listed once: names, C codes, compile-time tags
 #   _fp.pxi            floating-point primitives (error-free products, exp of a double-double argument)
 #   _gelu_exact.pxi    x*Phi(x) and its gradient             -- scalar + contiguous-block functions
+#   _gelu_exact64.pxi  (included by it) its float64 chunks: lanes queued by piece
 #   _gelu_sigmoid.pxi  the tanh and sigmoid approximations   -- same interface
 #   _threads_policy.pxi  how many threads a call uses (load cap, back-off) and its Python hooks
 #   _storage.pxi       the dtypes: codes, loads and stores, the 16-bit forward tables
