@@ -13,11 +13,14 @@ and no tuning for the build machine's own CPU (a wheel that crashes elsewhere): 
 import glob
 import os
 import platform
+import re
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import tomllib
 import warnings
+from importlib.metadata import version
 
 import numpy as np
 from Cython.Build import cythonize
@@ -86,6 +89,27 @@ def isa_levels():
             if not flags or _try_compile("int main(void){return 0;}", flags)]
 
 
+def check_build_requirements():
+    """Stop with the reason when a build requirement is older than pyproject.toml's lower bound.
+
+    pip's isolated build installs them itself; a --no-build-isolation build takes what the environment has,
+    and a module compiled against NumPy 1.x is refused at import by the NumPy 2 that pip then installs.
+    """
+    def release(v):  # "2.0.0" -> (2,): trailing zeros dropped so that 2.0 == 2.0.0
+        parts = [int(p) for p in re.match(r"\d+(?:\.\d+)*", v).group().split(".")]
+        while parts and parts[-1] == 0:
+            parts.pop()
+        return tuple(parts)
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyproject.toml"), "rb") as f:
+        requires = tomllib.load(f)["build-system"]["requires"]
+    for req in requires:
+        name, _, low = req.partition(">=")
+        if low and release(version(name)) < release(low):
+            sys.exit(f"fastgelu needs {req} to build ([build-system] requires of pyproject.toml); this "
+                     f"environment has {name} {version(name)}: upgrade it, or build without --no-build-isolation")
+
+
 def extensions():
     omp = openmp_flags()
     base = ["-O3", "-fno-math-errno", "-fno-semantic-interposition"]
@@ -120,4 +144,5 @@ def extensions():
     })
 
 
+check_build_requirements()
 setup(ext_modules=extensions())

@@ -11,7 +11,7 @@ from fastgelu import _dispatch  # noqa: E402
 
 # Tests start `python -c ...` / `python -m fastgelu` from the checkout: without this, Python would put the
 # checkout first on sys.path and import the uncompiled source folder instead of the installed package
-# (Python >= 3.11; on 3.10 run the tests against an editable install).
+# (PYTHONSAFEPATH: Python >= 3.11, the oldest fastgelu supports).
 os.environ.setdefault("PYTHONSAFEPATH", "1")
 
 ISAS = _dispatch.available()
