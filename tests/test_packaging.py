@@ -87,7 +87,8 @@ def sdist(tmp_path_factory):
     egg = tmp_path_factory.mktemp("egg")
     code = ("import sys, Cython.Build; Cython.Build.cythonize = lambda exts, **kw: exts; "
             f"sys.argv = ['setup.py', '-q', 'egg_info', '--egg-base', {str(egg)!r}, 'sdist', '-d', {str(out)!r}]; "
-            "exec(compile(open('setup.py').read(), 'setup.py', 'exec'), {'__name__': '__main__'})")
+            "exec(compile(open('setup.py').read(), 'setup.py', 'exec'), "
+            f"{{'__name__': '__main__', '__file__': {str(ROOT / 'setup.py')!r}}})")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     (path,) = out.glob("*.tar.gz")
