@@ -892,3 +892,5 @@ def _register_decompositions():
 
 _register_decompositions()
 __all__ += ["gelu_mul", "geglu", "GeGLU"]
+
+from ._torch_patch import patch, unpatch, PatchedGELU, PatchReport  # noqa: E402,F401  (model patching)
