@@ -192,8 +192,9 @@ _FORWARDS = {"t5": _t5_forward, "llama": _llama_forward, "geglu": _geglu_forward
 class _Fused:
     """The instance attribute `forward` of a module patch() fused (a plain object, so the model pickles)."""
 
-    def __init__(self, module, kind, form, inplace):
+    def __init__(self, module, kind, form, inplace, act_name):
         self.module, self.kind, self.form, self.inplace = module, kind, form, inplace
+        self.act_name = act_name  # the activation child it no longer calls (None: it has none)
 
     def __call__(self, x, *args, **kwargs):
         m = self.module
@@ -253,9 +254,11 @@ def _activation_form(m):
         return None, "class not known to fastgelu.torch.patch"
     if any(True for _ in m.children()) or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
         return None, "has parameters, buffers or children; not an activation module patch() knows"
-    form = _ACTIVATIONS[name] or getattr(m, "approximate", "none")
-    if form not in ("none", "tanh"):
-        return None, f"approximate={form!r}"
+    form = _ACTIVATIONS[name]
+    if form is None:  # torch.nn.GELU's attribute; timm's GELU has none (exact)
+        form = getattr(m, "approximate", "none")
+        if form not in ("none", "tanh"):
+            return None, f"approximate={form!r}"
     x = torch.linspace(-8, 8, 321, dtype=torch.float64)
     try:
         with torch.no_grad():
@@ -357,7 +360,11 @@ def patch(model, *, inplace=None, fuse_gated=True):
     report = PatchReport()
     covered = set()  # paths of activation children a fused forward no longer calls
     for path, m in list(model.named_modules()):
-        if path in covered or isinstance(m, PatchedGELU) or isinstance(m.__dict__.get("forward"), _Fused):
+        fused = m.__dict__.get("forward")
+        if isinstance(fused, _Fused):  # patched before: so is its activation child
+            covered.add(_join(path, fused.act_name))
+            continue
+        if path in covered or isinstance(m, PatchedGELU):
             continue
         if _patch_fused(m, path, inplace, fuse_gated, report, covered):
             continue
@@ -388,11 +395,14 @@ def _patch_fused(m, path, inplace, fuse_gated, report, covered):
         report.left_alone.append(LeftAlone(path, cls, why))
         return True
     policy = inplace if kind in ("t5", "llama", "projection") else False
-    m.forward = _Fused(m, kind, form, policy)
-    if act_name is not None:
-        covered.add(f"{path}.{act_name}" if path else act_name)
+    m.forward = _Fused(m, kind, form, policy, act_name)
+    covered.add(_join(path, act_name))
     report.replaced.append(Replacement(path, cls, form, "gated" if gated else "projection", policy))
     return True
+
+
+def _join(path, name):
+    return None if name is None else f"{path}.{name}" if path else name
 
 
 def _patch_activation(model, m, path, inplace, report):
