@@ -196,8 +196,11 @@ class _Fused:
         self.module, self.kind, self.form, self.inplace = module, kind, form, inplace
         self.act_name = act_name  # the activation child it no longer calls (None: it has none)
 
-    def __call__(self, x, *args, **kwargs):
+    def __call__(self, *args, **kwargs):
         m = self.module
+        if not args and len(kwargs) == 1:  # the input passed by name (hidden_states=..., x=...)
+            args, kwargs = tuple(kwargs.values()), {}
+        x, args = args[0], args[1:]
         if not isinstance(x, torch.fx.Proxy) and not (_takes(x) and _takes(_first_weight(m))):
             return type(m).forward(m, x, *args, **kwargs)
         return _FORWARDS[self.kind](m, self.form, self.inplace, x, *args, **kwargs)

@@ -281,6 +281,15 @@ def test_parent_that_reads_the_pre_activation_is_never_in_place():
         assert max_rel(patched(x), stock(x)) < 1e-6
 
 
+def test_fused_forward_takes_its_input_by_name():
+    stock, patched, _ = stock_and_patched(TimmStyle)
+    x = data()
+    with torch.inference_mode():
+        assert torch.equal(patched.glu(x=x), patched.glu(x)) and torch.equal(patched.ff.net[0](x=x),
+                                                                            patched.ff.net[0](x))
+        assert max_rel(patched.glu(x=x), stock.glu(x=x)) < 1e-5
+
+
 def test_patch_twice_changes_nothing_more():
     _, patched, _ = stock_and_patched(TimmStyle)
     again = fgt.patch(patched)
