@@ -70,9 +70,13 @@ def measure(name, torch, tf, dtype, *, layers, batch, seq, rounds):
     return statistics.median(times["stock"]), statistics.median(times["patched"]), diff, report
 
 
-def run(*, layers=4, batch=8, seq=128, rounds=7, dtypes=("bfloat16", "float32"), models=None, out=print):
-    """Print the table; returns the rows (model, dtype, stock s, patched s, max abs diff), or None when
-    PyTorch or transformers is missing (after saying so)."""
+def _print(line):
+    print(line, flush=True)  # each row as it is measured, also into a pipe
+
+
+def run(*, layers=4, batch=8, seq=128, rounds=7, dtypes=("bfloat16", "float32"), models=None, out=_print):
+    """Print the table, a row per model and dtype as measured; returns the rows (model, dtype, stock s,
+    patched s, max abs diff), or None when PyTorch or transformers is missing (after saying so)."""
     try:
         import torch
         import transformers as tf
@@ -87,8 +91,9 @@ def run(*, layers=4, batch=8, seq=128, rounds=7, dtypes=("bfloat16", "float32"),
         f"transformers {tf.__version__}, {threads} PyTorch threads")
     out(f"random-init configs, {layers} layers, batch {batch} x {seq} tokens (ViT: {batch} images 224x224), "
         f"inference_mode, medians of {rounds} interleaved rounds")
-    header = ("model (its GELU)", "dtype", "stock ms", "patched ms", "speed-up", "max abs diff", "patched")
-    lines, rows = [header], []
+    row = "  {:<34}{:<10}{:>9}{:>12}{:>10}{:>14}  {}".format
+    out(row("model (its GELU)", "dtype", "stock ms", "patched ms", "speed-up", "max abs diff", "patched"))
+    rows = []
     for name, gelu, *_ in MODELS:
         if models and name not in models:
             continue
@@ -96,11 +101,7 @@ def run(*, layers=4, batch=8, seq=128, rounds=7, dtypes=("bfloat16", "float32"),
             s, p, diff, report = measure(name, torch, tf, getattr(torch, dt), layers=layers, batch=batch, seq=seq,
                                          rounds=rounds)
             rows.append((name, dt, s, p, diff))
-            kinds = sorted({r.kind for r in report.replaced})
-            lines.append((f"{name} ({gelu})", dt, f"{s * 1e3:.1f}", f"{p * 1e3:.1f}", f"{s / p:.2f}x",
-                          f"{diff:.2g}", f"{len(report)} {'/'.join(kinds)}"))
-    widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
-    for r in lines:
-        out("  " + "  ".join(f"{c:<{w}}" if i in (0, 1, 6) else f"{c:>{w}}"
-                             for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+            kinds = "/".join(sorted({r.kind for r in report.replaced}))
+            out(row(f"{name} ({gelu})", dt, f"{s * 1e3:.1f}", f"{p * 1e3:.1f}", f"{s / p:.2f}x", f"{diff:.2g}",
+                    f"{len(report)} {kinds}").rstrip())
     return rows
