@@ -12,7 +12,6 @@ That count may include a PyTorch worker that, with one shared libgomp, becomes a
 """
 import argparse
 import collections
-import copy
 import os
 import tempfile
 
