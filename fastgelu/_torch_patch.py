@@ -30,6 +30,8 @@ Under torch.compile and torch.export the out-of-place operators are traced (the 
 
 Tensors fastgelu does not compute on (CUDA and other devices, integer or quantized dtypes) run through the
 replaced module's own forward, so a patched model moved to another device still works (with PyTorch's GELU).
+
+Imported by fastgelu.torch (its last line), whose GELU it extends: import fastgelu.torch, not this module.
 """
 import re
 from typing import NamedTuple
