@@ -11,110 +11,29 @@
 #   leading term C*x is carried in double-double (forward |x| <= 1.25, where 0.5/Phi(-1.25) ~ 5; gradient
 #   |x| <= 1).
 # * float32 in the AVX-512 and AVX2+FMA builds: one float32-arithmetic kernel per direction for every input
-#   ("float32 kernels" below).  The baseline build (no FMA) computes float32 in double and rounds once at the
+#   (src/fg_gelu_f32.h).  The baseline build (no FMA) computes float32 in double and rounds once at the
 #   end: its error is the fit error (<= 2.5e-8, 0.42 ulp, central forward) + 0.5 ulp.  float64 adds exp
 #   (<= ~0.6 ulp), the polynomial (~0.5-1 ulp) and two products.
 # * Speed of the double path (baseline float32, float64): blocks test 32 inputs at a time.  The central
 #   polynomial (no exp, no division) runs for the chunk if at most 16 inputs have |x| > 3 (float32; randn
 #   data: all but ~0.1% of chunks); those few lanes are deferred and computed 32 at a time by the full
 #   path.  Other float32 chunks evaluate every piece for every lane and select, which keeps the loops
-#   branch-free and vectorized.  float64 queues every input beyond the central piece by piece (see
-#   "float64 chunks" below).  The float32 polynomials are evaluated as E(s^2) + s*O(s^2): two chains half
+#   branch-free and vectorized.  float64 queues every input beyond the central piece by piece
+#   (_gelu_exact64.pxi).  The float32 polynomials are evaluated as E(s^2) + s*O(s^2): two chains half
 #   as deep as Horner's (the single chain left the FMA units waiting on latency); the float64 ones take their
 #   first three terms by Horner around that split of the rest (tools/fit_exact.py, LEAD64).
 # * In place (y == x or y == dy) goes through a local copy, 256 inputs at a time, so gcc never needs a
 #   runtime alias check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
-# float32 kernels (AVX-512: 16 lanes; AVX2: 8; NEON: 4, with AVX2's 8-entry tables and bits), in float32
-# arithmetic: src/fg_gelu_f32.h, on the primitives of src/fg_simd.h.
-# The central form: the exact forward and gradient, and the tanh form's forward (src/fg_xsig_f32.h).
-# With a = min(|x|, R):
-#   forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (AVX-512 R = 5.75; tanh form: F = a*sigma(-w(a)), R = 5.25)
-#   gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (AVX-512 R = 7.5)
-#   F and G straight from a table, no exp: 32 intervals i = round(a*(K2*a + K)) (two FMAs leave i in the
-#   low bits), u = a - L_i exact, C0 + u*(C1 + ...) with the coefficients picked per lane by vpermt2ps.
-#   The intervals narrow as a grows, as F's relative change per unit of a does (~a): even intervals (K2 = 0)
-#   needed degree 6 for R = 6 (forward 1.317 ulp); these take degree 5 to the same error budget (forward
-#   R = 5.75, 1.498 ulp; tanh form 5.25), one permute and one FMA fewer for one FMA more (Zen 4 kernel A/B:
-#   +5-6% at randn sigma = 1, +3-5% at 3), and the gradient degree 6 to R = 7.5 (1/4 as many tail lanes at
-#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 slots (vpermps).  The forward:
-#   7 even intervals to R = 3.4 and the last for x > R, clamped at RP = 5.5 (x - F rounds to x beyond): there
-#   y = x - F needs F only to a fraction of ulp(x), absolutely, which one degree-7 piece gives (fit error 0.06
-#   ulp), so only x < -R takes the tail (R = 3.5: 2.05 ulp at the steep end).  The tanh form likewise: 7
-#   intervals to R = 3.3 and the slot to RP = 5.25, degree 7, L_i = i*H.  The gradient (R = 4.0, degree 7)
-#   keeps 8 intervals and queues |x| > R: its last slot needed a degree more (8 to RP = 6.0), and with it one
-#   permute more per vector, which cost 9-11% at randn sigma = 1 on Zen 3 (for 5-10% at sigma = 3, 25% at
-#   U(-8, 8)).  Uneven intervals gain little
-#   there (8 are too few: the first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G)
-#   is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's; but AVX2's forward, whose
-#   L_i = i*H (u = a - i*H by an FMA from the index: one permute fewer, +2-5% on Zen 3), C0 = F(L_i) rounded,
-#   the fit absorbing that rounding everywhere but at u = 0.  R ends the tables where F's Gaussian decay
-#   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
-#   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
-#   Lanes with x < -R and -inf (AVX-512 gradient: also NaN x) are compressed into a queue, per
-#   chunk of 64 vectors, that the tail below computes a vector at a time, the results scattered to place
-#   (gradient results that are not finite, found per chunk, are redone from the chunk's copies).  How a
-#   chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one summary of the
-#   chunk (one operation a vector) and a search only if it shows a lane; sparse, a branch-free list of the
-#   vectors with such lanes (at sigma = 3 a third of the AVX-512 vectors list one: a branch would
-#   mispredict), compressed after the loop; dense (1/16 of the lanes), every vector compressed as it goes.
-#   A lane's result depends on its x (and dy) alone, whatever path it takes.
-#   Cost per vector: forward 18 vector operations, gradient 21 (AVX-512).  On Zen 4 zmm FMAs and permutes
-#   (vpermt2ps, vpermps) compete for the same pipes: one of them a cycle, alone or mixed 1:1 (microbenchmark;
-#   add-type operations go beside them): the forward's 7 FMAs and 7 permutes take 14 of the 16.5 cycles per
-#   vector it runs at sigma = 1, so a degree or a permute less is worth ~7% there.  A chunk computing its tail
-#   lanes in place instead (central and tail for every vector that has one) was slower at every spread
-#   (AVX2 U(-8, 8): forward 1.16 against 1.21-1.29 Gelem/s, gradient 0.76 against 0.80-0.85).
-# The tails, no table:
-#   forward   F = exp(-a^2/2) (C - r(a^2)), C = 1/sqrt(2 pi) rounded, r = C - a m(a)/sqrt(2 pi) (m: Mills'
-#     ratio) rational of degree (2, 3): r/C <= 0.08, so the roundings sit in the small part; 29 vector
-#     operations against the exp form's 40 (of them 10 permutes).  AVX2: 8-17% faster at randn sigma = 3
-#     and U(-8, 8) than through the exp form; its maximum 1.252 ulp (was 1.448; the central form's is now
-#     larger).  The tanh form's: F = a T/(1 + T), T = exp(-w) < 2^-10, 1/(1 + T) = 1 - T (1 - T) to 2^-30,
-#     no division (_gelu_sigmoid.pxi).
-#   gradient  the exp form below.  A rational tail for G (C a - (C - r)/a) reached 1.92 ulp (1.76 with f
-#     carried exactly) and was no faster: the queue, not the tail, is most of a gradient tail lane's cost.
-# The exp form (the gradient's tail lanes), branch-free.  With a = min(|x|, 14.99):
-#   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
-#   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
-#     2^f - 1 = f*Q0 + f^2*P(f) with the leading product taken from fh and fl unrounded.
-#   D on intervals of a picked by bits(a + 1) (N/4 per octave of a + 1), coefficients per lane by a
-#     permute: AVX-512 32 intervals (vpermt2ps), degree 5; AVX2 8 intervals (vpermps), degree 7.
-#     D = H + v, v = C0 + u*(C1 + ...), u = a - L exact, with a float lead H, so float rounding sits in
-#     the small part v; E*D = 2^mn (H + (v + q*(H + v))), scaled last (scalef; AVX2: 2^(mn+64), then
-#     2^-64) so a subnormal result rounds once.
-#   Inputs with |x| <= 2^-30 (zeros, subnormals): forward x/2 correctly rounded by integer arithmetic
-#     (gx_f_tiny; found per chunk by the least |x| and redone, or, after a chunk that had some, per
-#     vector, where a vector of them alone skips the rest), gradient 1/2, its value at 2^-30, where it is
-#     evaluated.  A subnormal product or (AVX2) sum takes a ~100-cycle microcode assist: the main paths
-#     have none, but for forward inputs 0 < |x| < ~1e-19 beside normal ones in a vector.
-#   Gradients: a vector with lanes a large dy could make wrong (x beyond the clamp, where G dy only
-#     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
-#     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
-# Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.498 ulp (AVX-512, at x = -0.2147808 in the
-# central form) / 1.595 (AVX2, at -0.2915032, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
-# central; both were 1.252 and 1.485 with Horner's rule throughout, see gx_f_central).  The AVX2 loops are
-# bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
-# vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
-# another port): the central forward has ~14, the tail ~28; and by the Horner chain's latency (Zen 4: the
-# central forward's ~40 instructions per vector took 12 cycles).
-# Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
+# float32 kernels (AVX-512, AVX2, NEON; float32 arithmetic): algorithm and error at the top of src/fg_gelu_f32.h.
 
 from libc.math cimport fabs, INFINITY
 
-cdef extern from "fg_exact.h":
-    const double GX_C_HI
-    const double GX_C_LO
-    const double GX_C2_HI
-    const double GX_C2_LO
-    const double GX_SCALE_DN
-    const double GX_CENTRAL
-    const double GX_CENTRAL_GRAD
 cdef enum:
     _GX_CHUNK = 32                              # inputs per dispatch decision (a bit of a 32-bit mask)
-    _GX_TILE = 256                              # in-place copy unit (copying 32 at a time measured 9%
-                                                # slower than out of place; 256 at a time is not)
+    _GX_TILE = 256                              # in-place copy unit (32 at a time was slower than out of
+                                                # place; 256 at a time is not)
 
 # BEGIN GENERATED by tools/fit_exact.py --write (do not edit by hand)
 cdef inline double _gx_P32(double s) noexcept nogil:
@@ -330,28 +249,15 @@ cdef inline real gelu_none_grad(real x, real dy) noexcept nogil:
     else:
         return dy * _gx_grad64(x)
 
-cdef extern from "fg_lanes.h":
-    int fg_ctz32(unsigned int m) noexcept nogil
-    int fg_popcount32(unsigned int m) noexcept nogil
-    unsigned int _gx_far_mask "fg_far_mask32"(const float* x) noexcept nogil
-    unsigned int _gx_far_mask64 "fg_far_mask64"(const double* x, double lim) noexcept nogil
 
-cdef extern from "fg_gelu_f32.h":
-    # float32 forward and gradient in float32 arithmetic (AVX-512F, or AVX2 with FMA): see "float32
-    # kernels" in the header.  Compiled in when FASTGELU_F32_FWD is defined (setup.py does unless the environment variable
-    # FASTGELU_F32_FWD=0 at build time).  GX_F32_SIMD says whether this build has it.
-    const bint GX_F32_SIMD
-    void gx_f_gelu_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
 
 cdef enum:
     # float32 in the baseline build (no FMA; the AVX2 and AVX-512 builds run the float32 kernels above): a
     # chunk with at most this many inputs beyond |x| = 3 runs the central loop and defers those lanes
     # (_GxDefer); more go to the vector full path.  randn data: 8% of chunks hold such inputs, nearly always
-    # one or two; at sigma = 3, ~10 of 32.  Measured when the AVX-512 build used this path (Xeon, 256K,
-    # 1 thread, forward/gradient Gelem/s at sigma = 3): 8 -> 0.80/0.66, 16 -> 0.87/0.67; sigma = 1
-    # unchanged.  Flushing through the tail piece alone reached 0.96/0.73 but made 3,072 elements in place
-    # 1.2x slower (gcc's code for the tile loop changed), so the flush keeps the full path.
+    # one or two; at sigma = 3, ~10 of 32.  16 was faster than 8 at sigma = 3 and the same at sigma = 1; a
+    # flush through the tail piece alone was faster still at 256K but slowed small in-place calls (gcc's code
+    # for the tile loop changed), so the flush keeps the full path (docs/performance.md has the figures).
     _GX_PATCH_MAX = 16
 
 cdef struct _GxDefer:
@@ -414,208 +320,7 @@ cdef inline void _gx_grad_flush(_GxDefer* p) noexcept nogil:
         p.y[j][0] = r[j]
     p.k = 0
 
-# ---- float64 chunks.  A chunk runs the central loop (no exp) for all 32 lanes; its inputs beyond the
-# central piece are then queued by piece (_GxDefer64: middle up to |x| = 4, tail beyond) and computed 32
-# at a time by that piece's loop alone, which overwrites their central results.  Every loop is
-# branch-free and vectorized; a queued lane costs ~8 scalar operations (AVX-512 forward with many: ~6 a
-# vector of 8, _GX_QUEUE64_VEC_MIN), far less than evaluating every piece for every lane and selecting
-# (randn sigma=3 holds all pieces in every chunk).  Only tail batches pay for the division and the
-# degree-23 polynomial, and only those with some |x| > 37 for the clamped, scaled exp.  The order of the
-# stores is that of _GxDefer (float32): a queued store lands below every address a later chunk reads.
-cdef extern from "fg_lanes.h":
-    const bint FG_QUEUE64_VEC
-    int fg_queue64(double* xq, double** yq, int k, const double* x, double* y, unsigned int mask) noexcept nogil
-
-cdef enum:
-    _GX_Q64 = 2 * _GX_CHUNK + 8                   # a queue: up to 31 lanes, a chunk's 32 more, a vector's store
-    # a forward chunk with this many lanes of one piece or more queues them by fg_queue64 (AVX-512).  Its
-    # compress runs on the floating-point pipes that the central loop keeps busy, so it pays only for many
-    # lanes; fewer go one at a time on the integer pipes (Zen 4 kernel A/B, 1 thread: forward +10-11% at
-    # randn sigma = 2, 3 and U(-8, 8), +1% at sigma = 1; from 5 lanes, -3% at sigma = 1.  The gradient:
-    # within +-3% at sigma >= 2, -7% at sigma = 1, and AVX2 by a permute table: within +-2%; neither uses it)
-    _GX_QUEUE64_VEC_MIN = 9
-
-cdef struct _GxDefer64:
-    int km, kt                                    # lanes queued: middle, tail
-    double xm[_GX_Q64]
-    double dm[_GX_Q64]
-    double* ym[_GX_Q64]
-    double xt[_GX_Q64]
-    double dt[_GX_Q64]
-    double* yt[_GX_Q64]
-
-cdef inline void _gx_defer64_init(_GxDefer64* q) noexcept nogil:
-    q.km = 0
-    q.kt = 0
-
-cdef inline void _gx_pad64(double* xq, double* dq, int k, double v) noexcept nogil:
-    """Lanes k.. of a last batch hold an input of its piece (v): no lane of a batch leaves the piece."""
-    cdef int j
-    for j in range(k, _GX_CHUNK):
-        xq[j] = v
-        dq[j] = 0
-
-cdef inline void _gx_shift64(double* xq, double** yq) noexcept nogil:
-    """After a batch of 32: the lanes queued past it (fewer than 32) move to the front.  All 32 places move,
-    a fixed count (a loop to k - 32 was slower)."""
-    cdef int j
-    for j in range(_GX_CHUNK):
-        xq[j] = xq[j + _GX_CHUNK]
-        yq[j] = yq[j + _GX_CHUNK]
-
-cdef inline void _gx_fwd64_flush_mid(_GxDefer64* q, int n) noexcept nogil:
-    """The first 32 middle lanes, results stored for the first n."""
-    cdef double r[_GX_CHUNK]
-    cdef int j
-    for j in range(_GX_CHUNK):
-        r[j] = _gx_fwd64_far_normal(q.xm[j], _gx_T64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_normal(q.xm[j]))
-    for j in range(n):
-        q.ym[j][0] = r[j]
-
-cdef inline void _gx_fwd64_flush_tail(_GxDefer64* q, int n) noexcept nogil:
-    cdef double r[_GX_CHUNK]
-    cdef int j
-    if _gx_far_mask64(q.xt, 37.0) == 0:           # nearly always: the unscaled exp suffices
-        for j in range(_GX_CHUNK):
-            r[j] = _gx_fwd64_far_normal(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
-    else:
-        for j in range(_GX_CHUNK):
-            r[j] = _gx_fwd64_far(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
-    for j in range(n):
-        q.yt[j][0] = r[j]
-
-cdef inline void _gx_grad64_flush_mid(_GxDefer64* q, int n) noexcept nogil:
-    cdef double g[_GX_CHUNK]
-    cdef int j
-    for j in range(_GX_CHUNK):
-        g[j] = _gx_grad64_far_normal(q.xm[j], _gx_D64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_normal(q.xm[j]))
-    for j in range(n):
-        q.ym[j][0] = q.dm[j] * g[j]
-
-cdef inline void _gx_grad64_flush_tail(_GxDefer64* q, int n) noexcept nogil:
-    cdef double g[_GX_CHUNK]
-    cdef int j
-    if _gx_far_mask64(q.xt, 37.0) == 0:
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_grad64_far_normal(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
-    else:
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_grad64_far(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
-    for j in range(n):
-        q.yt[j][0] = q.dt[j] * g[j]
-
-cdef void _gx_fwd64_many(_GxDefer64* q, const double* x, double* y, unsigned int mask, bint tail) noexcept nogil:
-    """Forward, many lanes of one piece (AVX-512): compressed, then a full batch computed and the lanes past
-    it moved to the front.  Out of line: inlined, it made the chunks 6% slower at sigma = 1."""
-    if tail:
-        q.kt = fg_queue64(q.xt, q.yt, q.kt, x, y, mask)
-        if q.kt >= _GX_CHUNK:
-            _gx_fwd64_flush_tail(q, _GX_CHUNK)
-            _gx_shift64(q.xt, q.yt)
-            q.kt -= _GX_CHUNK
-    else:
-        q.km = fg_queue64(q.xm, q.ym, q.km, x, y, mask)
-        if q.km >= _GX_CHUNK:
-            _gx_fwd64_flush_mid(q, _GX_CHUNK)
-            _gx_shift64(q.xm, q.ym)
-            q.km -= _GX_CHUNK
-
-cdef inline void _gx_defer64(_GxDefer64* q, const double* x, const double* d, double* y, unsigned int mid,
-                             unsigned int tail, bint grad) noexcept nogil:
-    """Queue lanes (bit masks) of the middle and the tail piece, computing each full batch of 32: one lane at a
-    time, a batch computed when the queue holds 32 exactly, or many forward lanes at once (_gx_fwd64_many: a
-    loop over them mispredicts its exit in most chunks).  The counts live in locals: through q, every store
-    would reload them."""
-    cdef int j, k
-    if not grad and FG_QUEUE64_VEC and fg_popcount32(mid) >= _GX_QUEUE64_VEC_MIN:
-        _gx_fwd64_many(q, x, y, mid, False)
-    else:
-        k = q.km
-        while mid:
-            j = fg_ctz32(mid)
-            q.xm[k] = x[j]
-            if grad:
-                q.dm[k] = d[j]
-            q.ym[k] = y + j
-            k += 1
-            if k == _GX_CHUNK:
-                if grad:
-                    _gx_grad64_flush_mid(q, _GX_CHUNK)
-                else:
-                    _gx_fwd64_flush_mid(q, _GX_CHUNK)
-                k = 0
-            mid &= mid - 1
-        q.km = k
-    if not grad and FG_QUEUE64_VEC and fg_popcount32(tail) >= _GX_QUEUE64_VEC_MIN:
-        _gx_fwd64_many(q, x, y, tail, True)
-    else:
-        k = q.kt
-        while tail:
-            j = fg_ctz32(tail)
-            q.xt[k] = x[j]
-            if grad:
-                q.dt[k] = d[j]
-            q.yt[k] = y + j
-            k += 1
-            if k == _GX_CHUNK:
-                if grad:
-                    _gx_grad64_flush_tail(q, _GX_CHUNK)
-                else:
-                    _gx_fwd64_flush_tail(q, _GX_CHUNK)
-                k = 0
-            tail &= tail - 1
-        q.kt = k
-
-cdef enum:
-    # a chunk without tail inputs and more than this many middle ones evaluates central and middle for
-    # every lane and selects (Xeon AVX-512, 1 thread: 2.0 ns/input) rather than queueing them (~2.3 ns
-    # per queued lane on top of the central loop's 0.6 ns/input)
-    _GX_QUEUE64_MAX = 20
-
-cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noexcept nogil:
-    cdef int j
-    cdef unsigned int tail = _gx_far_mask64(x, 4.0)
-    cdef unsigned int far = _gx_far_mask64(x, GX_CENTRAL)
-    if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
-        for j in range(_GX_CHUNK):
-            y[j] = sel(fabs(x[j]) <= GX_CENTRAL, _gx_fwd64_central(x[j]),
-                       _gx_fwd64_far_normal(x[j], _gx_T64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
-        return
-    for j in range(_GX_CHUNK):
-        y[j] = _gx_fwd64_central(x[j])
-    _gx_defer64(q, x, NULL, y, far & ~tail, tail, False)
-
-cdef inline void _gx_grad64_chunk(const double* x, const double* d, double* y, _GxDefer64* q) noexcept nogil:
-    cdef double gb[_GX_CHUNK]
-    cdef int j
-    cdef unsigned int tail = _gx_far_mask64(x, 4.0)
-    cdef unsigned int far = _gx_far_mask64(x, GX_CENTRAL_GRAD)
-    if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
-        for j in range(_GX_CHUNK):
-            gb[j] = sel(fabs(x[j]) <= GX_CENTRAL_GRAD, _gx_grad64_central(x[j]),
-                        _gx_grad64_far_normal(x[j], _gx_D64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
-        for j in range(_GX_CHUNK):
-            y[j] = d[j] * gb[j]
-        return
-    for j in range(_GX_CHUNK):
-        y[j] = d[j] * _gx_grad64_central(x[j])
-    _gx_defer64(q, x, d, y, far & ~tail, tail, True)
-
-cdef inline void _gx_fwd64_finish(_GxDefer64* q) noexcept nogil:
-    if q.km:
-        _gx_pad64(q.xm, q.dm, q.km, 2.0)
-        _gx_fwd64_flush_mid(q, q.km)
-    if q.kt:
-        _gx_pad64(q.xt, q.dt, q.kt, 5.0)
-        _gx_fwd64_flush_tail(q, q.kt)
-
-cdef inline void _gx_grad64_finish(_GxDefer64* q) noexcept nogil:
-    if q.km:
-        _gx_pad64(q.xm, q.dm, q.km, 2.0)
-        _gx_grad64_flush_mid(q, q.km)
-    if q.kt:
-        _gx_pad64(q.xt, q.dt, q.kt, 5.0)
-        _gx_grad64_flush_tail(q, q.kt)
+include "_gelu_exact64.pxi"
 
 cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p, _GxDefer64* q) noexcept nogil:
     cdef int j
