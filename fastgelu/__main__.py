@@ -1,4 +1,4 @@
-"""fastgelu (or python -m fastgelu) info | check | bench [--quick] [--plot FILE]"""
+"""fastgelu (or python -m fastgelu) info | check | bench [--quick] [--plot FILE] [--models]"""
 import argparse
 import importlib.util
 import sys
@@ -162,6 +162,10 @@ def in_place_extra_bytes(mib):
 
 
 def cmd_bench(args):
+    if args.models:
+        from . import _bench_models
+        _bench_models.run(**(dict(layers=1, batch=2, seq=32, rounds=3) if args.quick else {}))
+        return 0
     from . import _bench, _contention, _scaling
     watch = _contention.Watch()  # other processes' CPU use during the run
     torch = _bench._torch()
@@ -283,6 +287,8 @@ def main(argv=None):
     b = sub.add_parser("bench", help="throughput against NumPy/SciPy, PyTorch and ONNX Runtime")
     b.add_argument("--quick", action="store_true", help="smaller sizes, under a minute")
     b.add_argument("--plot", metavar="FILE", help="write a PNG bar chart (needs matplotlib)")
+    b.add_argument("--models", action="store_true",
+                   help="whole transformers models (random-init), stock vs fastgelu.torch.patch (needs transformers)")
     args = p.parse_args(argv)
     return {"info": cmd_info, "check": cmd_check, "bench": cmd_bench}[args.cmd](args)
 

@@ -168,3 +168,6 @@ class GeGLU(torch.nn.Module):
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}" + (f", dim={self.dim}" if self.dim != -1 else "")
+
+
+from ._torch_patch import patch, unpatch, PatchedGELU, PatchReport  # noqa: E402,F401  (model patching)

@@ -1,0 +1,446 @@
+"""fastgelu.torch.patch / unpatch: fastgelu's kernels inside an existing PyTorch model, in one call.
+
+patch(model) walks the module tree once and changes two kinds of module, in place:
+
+* activation modules (no parameters, no children) whose class is a GELU: torch.nn.GELU; transformers'
+  GELUActivation, GELUTanh (PytorchGELUTanh), NewGELUActivation, FastGELUActivation, AccurateGELUActivation and
+  QuickGELUActivation (the sigmoid form); timm's GELU, GELUTanh and QuickGELU. Each is replaced in its parent by
+  a PatchedGELU (a fastgelu.torch.GELU that keeps the module it replaced, outside the module tree);
+* modules that own the projection feeding their GELU keep their object, children and parameters (state_dict keys
+  and isinstance checks unchanged); only their forward is replaced, by an instance attribute: gated MLPs
+  (T5's T5DenseGatedActDense, Llama/Gemma-style `down_proj(act_fn(gate_proj(x)) * up_proj(x))`, diffusers'
+  GEGLU, timm's GluMlp) run fastgelu.torch.gelu_mul; diffusers' GELU and ApproximateGELU run the activation
+  on their projection's output.
+
+Classes are known by name (no other library is imported) and never trusted on the name alone: each candidate
+runs on a probe tensor before it is changed. An activation must match the fastgelu form it claims in float64
+(1e-6 absolute + 1e-5 relative: the exact and tanh forms differ by up to 4.7e-4, tanh and sigmoid by 0.02); a
+module with projections must give the output of its own forward to within 1e-3 of the output's size (3e-2 in
+16-bit dtypes), which a swapped gate and up or an extra operation would miss by far. A module that fails, and
+any other module whose class name says GELU or GEGLU, is left alone and listed in the report.
+
+In place: GELU's gradient needs its input, and a module cannot know who else holds the tensor it is given. So
+an activation is applied in place only where the input is known to be a fresh projection output nothing else
+reads: inside the fused forwards above, after an nn.Linear in an nn.Sequential, and in a parent whose class
+name says MLP/Intermediate/FeedForward and whose forward, run on a probe with the activation in place, gives
+the same output and leaves its input unchanged. At those sites, per call: inplace=None (default) works in
+place exactly when no autograd graph needs the input (inference mode, no_grad, or a frozen model whose input
+needs no gradient); False never; True always, raising a RuntimeError where autograd would need the input.
+Under torch.compile and torch.export the out-of-place operators are traced (the compiler plans buffers).
+
+Tensors fastgelu does not compute on (CUDA and other devices, integer or quantized dtypes) run through the
+replaced module's own forward, so a patched model moved to another device still works (with PyTorch's GELU).
+
+Imported by fastgelu.torch (its last line), whose GELU it extends: import fastgelu.torch, not this module.
+"""
+import re
+from typing import NamedTuple
+
+import torch
+import torch.autograd.forward_ad as _fwAD
+
+from . import torch as fgt
+from ._api import gelu_mul as _np_gelu_mul
+
+__all__ = ["patch", "unpatch", "PatchedGELU", "PatchReport"]
+
+_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+# activation class name -> fastgelu form (None: read the module's `approximate`, as torch.nn.GELU's)
+_ACTIVATIONS = {
+    "GELU": None, "GELUActivation": "none", "GELUTanh": "tanh", "PytorchGELUTanh": "tanh",
+    "NewGELUActivation": "tanh", "FastGELUActivation": "tanh", "AccurateGELUActivation": "tanh",
+    "QuickGELUActivation": "sigmoid", "QuickGELU": "sigmoid",
+}
+_GELU_LIKE = re.compile(r"ge(glu|lu)", re.IGNORECASE)
+_MLP_LIKE = re.compile(r"(MLP|Mlp|Intermediate|FeedForward|DenseActDense|FFN|Ffn)$")
+
+
+class Replacement(NamedTuple):
+    path: str     # module path in the model ("" is the model itself)
+    cls: str      # class name of the module replaced or whose forward was replaced
+    form: str     # fastgelu's approximate: "none", "tanh" or "sigmoid"
+    kind: str     # "activation", "gated" (gelu_mul) or "projection" (the module's own Linear, then GELU)
+    inplace: bool | None  # the in-place policy at this site (False: never)
+
+
+class LeftAlone(NamedTuple):
+    path: str
+    cls: str
+    reason: str
+
+
+class PatchReport:
+    """What patch() did: `replaced` (Replacement tuples) and `left_alone` (LeftAlone tuples: GELU-like modules
+    it did not recognise, or whose probe failed). len() is the number replaced; str() a table."""
+
+    def __init__(self):
+        self.replaced = []
+        self.left_alone = []
+
+    def __len__(self):
+        return len(self.replaced)
+
+    def __repr__(self):
+        return f"<PatchReport: {len(self.replaced)} replaced, {len(self.left_alone)} left alone>"
+
+    def __str__(self):
+        lines = [f"fastgelu.torch.patch: {len(self.replaced)} replaced, {len(self.left_alone)} left alone"]
+        lines += [f"  {r.path or '<model>'}: {r.cls} -> {r.kind}, approximate={r.form!r}, inplace={r.inplace}"
+                  for r in self.replaced]
+        lines += [f"  left alone {a.path or '<model>'}: {a.cls} ({a.reason})" for a in self.left_alone]
+        return "\n".join(lines)
+
+
+# ---- when fastgelu computes, and when in place ---------------------------------------------------------------
+
+def _takes(t):
+    return t.device.type == "cpu" and t.dtype in _DTYPES and t.layout == torch.strided
+
+
+def _in_place(policy, *tensors):
+    """Whether this call may overwrite `tensors` (fresh projection outputs) under in-place `policy`."""
+    if policy is False or torch.compiler.is_compiling():
+        return False
+    if _fwAD._current_level < 0 and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+        return True
+    if policy:
+        raise RuntimeError("fastgelu.torch.patch(..., inplace=True): autograd needs this GELU's input (its "
+                           "gradient is computed from it), so it cannot be overwritten; run the model under "
+                           "torch.inference_mode() or torch.no_grad(), or patch with inplace=None")
+    return False
+
+
+def _eager_plain(*tensors):
+    """No tracer, mode or transform can see a call on these tensors: a kernel may write through NumPy views."""
+    return (_fwAD._current_level < 0 and torch._C._get_tracing_state() is None
+            and not torch._C._len_torch_dispatch_stack() and not torch._C._is_torch_function_mode_enabled()
+            and not torch._C._are_functorch_transforms_active() and not torch._C._autograd._profiler_enabled()
+            and all(type(t) is torch.Tensor for t in tensors))
+
+
+def _act(x, form, policy):
+    if policy is not False and _in_place(policy, x):
+        return fgt.gelu_(x, form)
+    return fgt.gelu(x, form)
+
+
+def _gelu_mul(gate, up, form, policy):
+    if (policy is not False and gate.shape == up.shape and gate.dtype == up.dtype and _in_place(policy, gate, up)
+            and _eager_plain(gate, up)):
+        g = fgt.as_numpy(gate)
+        _np_gelu_mul(g, fgt.as_numpy(up), form, out=g)  # into gate's fresh buffer: no new pages to fault in
+        if not gate.is_inference():
+            torch.autograd.graph.increment_version(gate)
+        return gate
+    return fgt.gelu_mul(gate, up, form)
+
+
+# ---- the activation module ----------------------------------------------------------------------------------
+
+class PatchedGELU(fgt.GELU):
+    """fastgelu.torch.GELU put in place of `original` by patch(); unpatch() puts `original` back. `inplace`: the
+    in-place policy of its site (None, True or False; see fastgelu.torch.patch)."""
+
+    def __init__(self, original, approximate="none", inplace=False):
+        super().__init__(approximate)
+        self.inplace = inplace
+        self.__dict__["original"] = original  # not a submodule: named_modules() and state_dict() as before
+
+    def forward(self, input):
+        if isinstance(input, torch.fx.Proxy):
+            return fgt.gelu(input, self.approximate)
+        if not _takes(input):
+            return self.original(input)
+        return _act(input, self.approximate, self.inplace)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}, inplace={self.inplace}, replaces {type(self.original).__name__}"
+
+
+# ---- the fused forwards of modules that own their projections ---------------------------------------------
+
+def _t5_forward(m, form, policy, x):
+    h = m.dropout(_gelu_mul(m.wi_0(x), m.wi_1(x), form, policy))
+    w = m.wo.weight  # T5 keeps wo in float32 for 8-bit checkpoints; cast as its own forward does
+    if isinstance(w, torch.Tensor) and h.dtype != w.dtype and w.dtype != torch.int8:
+        h = h.to(w.dtype)
+    return m.wo(h)
+
+
+def _llama_forward(m, form, policy, x):
+    return m.down_proj(_gelu_mul(m.gate_proj(x), m.up_proj(x), form, policy))
+
+
+def _geglu_forward(m, form, policy, x, *args, **kwargs):  # diffusers ignores (and deprecates) extra arguments
+    h, gate = m.proj(x).chunk(2, dim=-1)  # gate second; halves of one buffer, so not in place
+    return fgt.gelu_mul(gate, h, form)
+
+
+def _glumlp_forward(m, form, policy, x):
+    x1, x2 = m.fc1(x).chunk(2, dim=m.chunk_dim)
+    x = fgt.gelu_mul(x2, x1, form) if m.gate_last else fgt.gelu_mul(x1, x2, form)
+    return m.drop2(m.fc2(m.norm(m.drop1(x))))
+
+
+def _projection_forward(m, form, policy, x):
+    return _act(m.proj(x), form, policy)
+
+
+_FORWARDS = {"t5": _t5_forward, "llama": _llama_forward, "geglu": _geglu_forward, "glumlp": _glumlp_forward,
+             "projection": _projection_forward}
+
+
+class _Fused:
+    """The instance attribute `forward` of a module patch() fused (a plain object, so the model pickles)."""
+
+    def __init__(self, module, kind, form, inplace, act_name):
+        self.module, self.kind, self.form, self.inplace = module, kind, form, inplace
+        self.act_name = act_name  # the activation child it no longer calls (None: it has none)
+
+    def __call__(self, *args, **kwargs):
+        m = self.module
+        if not args and len(kwargs) == 1:  # the input passed by name (hidden_states=..., x=...)
+            args, kwargs = tuple(kwargs.values()), {}
+        x, args = args[0], args[1:]
+        if not isinstance(x, torch.fx.Proxy) and not (_takes(x) and _takes(_first_weight(m))):
+            return type(m).forward(m, x, *args, **kwargs)
+        return _FORWARDS[self.kind](m, self.form, self.inplace, x, *args, **kwargs)
+
+
+# ---- recognition --------------------------------------------------------------------------------------------
+
+def _child(m, name, cls=torch.nn.Linear):
+    c = getattr(m, name, None) if name in m._modules else None
+    return c if isinstance(c, cls) else None
+
+
+def _fused_kind(m):
+    """(kind, name of its activation child or None) for a module whose forward patch() knows, else None."""
+    name = type(m).__name__
+    if name == "T5DenseGatedActDense" and _child(m, "wi_0") and _child(m, "wi_1") and _child(m, "wo"):
+        return "t5", "act"
+    if (name.endswith("MLP") and _child(m, "gate_proj") and _child(m, "up_proj") and _child(m, "down_proj")
+            and "act_fn" in m._modules):
+        return "llama", "act_fn"
+    if name == "GluMlp" and _child(m, "fc1") and _child(m, "fc2") and "act" in m._modules:
+        return "glumlp", "act"
+    if _child(m, "proj") is not None and name in ("GEGLU", "GELU", "ApproximateGELU"):
+        return ("geglu" if name == "GEGLU" else "projection"), None
+    return None
+
+
+def _first_weight(m):
+    for c in m.children():
+        w = getattr(c, "weight", None)
+        if isinstance(w, torch.Tensor) and w.dim() == 2:
+            return w
+    raise LookupError("no projection")
+
+
+def _probe_input(m):
+    """A small random input for module `m`, in its first projection's dtype, or a reason why not."""
+    for c in m.children():
+        w = getattr(c, "weight", None)
+        if not (isinstance(w, torch.Tensor) and w.dim() == 2):
+            continue
+        if not _takes(w):
+            return None, f"its weights are {w.dtype} on {w.device}; fastgelu computes float tensors on CPU"
+        n = c.in_features if isinstance(c, torch.nn.Linear) else getattr(c, "nx", w.shape[0])  # Conv1D: (nx, nf)
+        gen = torch.Generator().manual_seed(0)
+        return torch.randn(2, 3, n, generator=gen, dtype=torch.float32).to(w.dtype), None
+    return None, "no Linear to size a probe"
+
+
+def _activation_form(m):
+    """(form, None) when activation module `m` computes a fastgelu form on the probe, else (None, reason)."""
+    name = type(m).__name__
+    if name not in _ACTIVATIONS:
+        return None, "class not known to fastgelu.torch.patch"
+    if any(True for _ in m.children()) or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+        return None, "has parameters, buffers or children; not an activation module patch() knows"
+    form = _ACTIVATIONS[name]
+    if form is None:  # torch.nn.GELU's attribute; timm's GELU has none (exact)
+        form = getattr(m, "approximate", "none")
+        if form not in ("none", "tanh"):
+            return None, f"approximate={form!r}"
+    x = torch.linspace(-8, 8, 321, dtype=torch.float64)
+    try:
+        with torch.no_grad():
+            y = m(x.clone())
+    except Exception as e:  # a module that cannot take the probe is not one we can vouch for
+        return None, f"probe failed: {type(e).__name__}: {e}"
+    if not (isinstance(y, torch.Tensor) and y.shape == x.shape and y.dtype == x.dtype):
+        return None, "probe output is not a float64 tensor of the input's shape"
+    want = fgt.gelu(x, form)
+    if not bool(((y - want).abs() <= 1e-6 + 1e-5 * want.abs()).all()):
+        err = (y - want).abs().max().item()
+        return None, f"output differs from fastgelu's approximate={form!r} by {err:.3g} on the probe"
+    return form, None
+
+
+class _Modes:
+    """Eval mode for a probe (dropout off, no running statistics updated), every submodule's mode restored."""
+
+    def __init__(self, m):
+        self.m = m
+
+    def __enter__(self):
+        self.saved = [(s, s.training) for s in self.m.modules()]
+        self.m.eval()
+
+    def __exit__(self, *exc):
+        for s, t in self.saved:
+            s.training = t
+
+
+def _close(a, b):
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+        return False, "output shape differs"
+    tol = 3e-2 if a.dtype in (torch.float16, torch.bfloat16) else 1e-3
+    err = (a.double() - b.double()).abs().max().item()
+    scale = b.double().abs().max().item()
+    return err <= tol * scale, f"differs from its own forward by {err:.3g} (output size {scale:.3g})"
+
+
+def _probe_fused(m, kind, form):
+    x, why = _probe_input(m)
+    if x is None:
+        return why
+    try:
+        with torch.no_grad(), _Modes(m):
+            want = type(m).forward(m, x.clone())
+            got = _FORWARDS[kind](m, form, False, x.clone())
+    except Exception as e:
+        return f"probe failed: {type(e).__name__}: {e}"
+    ok, why = _close(got, want)
+    return None if ok else why
+
+
+def _inplace_site(parent, name, act):
+    """May `act` (a PatchedGELU, child `name` of `parent`) overwrite its input? Only where that input is a fresh
+    projection output nothing else reads (see the module docstring)."""
+    if isinstance(parent, torch.nn.Sequential):
+        keys = list(parent._modules)
+        i = keys.index(name)
+        return i > 0 and type(parent._modules[keys[i - 1]]) is torch.nn.Linear
+    if not _MLP_LIKE.search(type(parent).__name__):
+        return False
+    x, _ = _probe_input(parent)
+    if x is None:
+        return False
+    try:
+        with torch.no_grad(), _Modes(parent):
+            act.inplace = False
+            want = parent(x)
+            x0 = x.clone()
+            act.inplace = True
+            got = parent(x)
+    except Exception:
+        return False
+    finally:
+        act.inplace = False
+    return isinstance(got, torch.Tensor) and torch.equal(got, want) and torch.equal(x, x0)
+
+
+# ---- patch / unpatch ----------------------------------------------------------------------------------------
+
+def _check_policy(inplace):
+    if inplace not in (None, True, False):
+        raise TypeError(f"fastgelu.torch.patch: inplace must be None, True or False; got {inplace!r}")
+
+
+def patch(model, *, inplace=None, fuse_gated=True):
+    """Replace, in place, every GELU of `model` that fastgelu recognises by fastgelu's kernels; returns a
+    PatchReport. fuse_gated: gated MLPs run fastgelu.torch.gelu_mul. inplace: None (default) computes the
+    activation in place on a projection's fresh output exactly when no autograd graph needs it; False never;
+    True always (a RuntimeError where autograd would need the input). unpatch(model) restores the originals.
+    The model keeps its state_dict keys, works under torch.compile, torch.export and training, and pickles.
+    Module docstring of fastgelu._torch_patch: what is recognised and how."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"fastgelu.torch.patch: model must be a torch.nn.Module; got {type(model).__name__}")
+    _check_policy(inplace)
+    if not isinstance(fuse_gated, bool):
+        raise TypeError(f"fastgelu.torch.patch: fuse_gated must be True or False; got {fuse_gated!r}")
+    report = PatchReport()
+    covered = set()  # paths of activation children a fused forward no longer calls
+    for path, m in list(model.named_modules()):
+        fused = m.__dict__.get("forward")
+        if isinstance(fused, _Fused):  # patched before: so is its activation child
+            covered.add(_join(path, fused.act_name))
+            continue
+        if path in covered or isinstance(m, PatchedGELU):
+            continue
+        if _patch_fused(m, path, inplace, fuse_gated, report, covered):
+            continue
+        _patch_activation(model, m, path, inplace, report)
+    return report
+
+
+def _patch_fused(m, path, inplace, fuse_gated, report, covered):
+    found = _fused_kind(m)
+    if found is None:
+        return False
+    kind, act_name = found
+    gated = kind != "projection"
+    if gated and not fuse_gated:
+        return False
+    cls = type(m).__name__
+    if "forward" in m.__dict__:  # someone (accelerate's hooks, another patch) already wraps it
+        report.left_alone.append(LeftAlone(path, cls, "its forward is already replaced by another wrapper"))
+        return True
+    if act_name is not None:
+        form, why = _activation_form(m._modules[act_name])
+        if form is None:
+            return False  # not a GELU MLP (SiLU, ReLU...): its activation child is looked at on its own
+    else:
+        form = {"GEGLU": "none", "ApproximateGELU": "sigmoid"}.get(cls) or getattr(m, "approximate", "none")
+    why = _probe_fused(m, kind, form)
+    if why is not None:
+        report.left_alone.append(LeftAlone(path, cls, why))
+        return True
+    policy = inplace if kind in ("t5", "llama", "projection") else False
+    m.forward = _Fused(m, kind, form, policy, act_name)
+    covered.add(_join(path, act_name))
+    report.replaced.append(Replacement(path, cls, form, "gated" if gated else "projection", policy))
+    return True
+
+
+def _join(path, name):
+    return None if name is None else f"{path}.{name}" if path else name
+
+
+def _patch_activation(model, m, path, inplace, report):
+    cls = type(m).__name__
+    if cls not in _ACTIVATIONS and not _GELU_LIKE.search(cls):
+        return
+    if type(m).__module__.startswith("fastgelu."):  # fastgelu's own modules already
+        return
+    form, why = _activation_form(m)
+    if form is None or not path:
+        report.left_alone.append(LeftAlone(path, cls, why or "the model itself: patch its parent"))
+        return
+    parent_path, _, name = path.rpartition(".")
+    parent = model.get_submodule(parent_path)
+    new = PatchedGELU(m, form)
+    setattr(parent, name, new)
+    if inplace is not False and _inplace_site(parent, name, new):
+        new.inplace = inplace
+    report.replaced.append(Replacement(path, cls, form, "activation", new.inplace))
+
+
+def unpatch(model):
+    """Undo patch(model): every PatchedGELU is replaced by the module it replaced (the same object) and every
+    fused forward removed. Returns the number of modules restored."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"fastgelu.torch.unpatch: model must be a torch.nn.Module; got {type(model).__name__}")
+    n = 0
+    for path, m in list(model.named_modules()):
+        if isinstance(m.__dict__.get("forward"), _Fused):
+            del m.__dict__["forward"]
+            n += 1
+        for name, c in list(m._modules.items()):
+            if isinstance(c, PatchedGELU):
+                setattr(m, name, c.original)
+                n += 1
+    return n
