@@ -51,7 +51,8 @@ from ._torch_onnx import onnx_translation_table
 from ._torch_ops import (_GELU, _check_out, _gelu_eager, _gelu_inplace_cpu, _gelu_inplace_op, _gelu_op,
                          _gelu_out_op)
 
-__all__ = ["gelu", "gelu_", "GELU", "as_numpy", "onnx_translation_table", "gelu_mul", "geglu", "GeGLU"]
+__all__ = ["gelu", "gelu_", "GELU", "as_numpy", "onnx_translation_table", "gelu_mul", "geglu", "GeGLU",
+           "patch", "unpatch", "PatchedGELU", "PatchReport"]
 
 
 def gelu(input, approximate="none", *, out=None):
@@ -170,4 +171,4 @@ class GeGLU(torch.nn.Module):
         return f"approximate={self.approximate!r}" + (f", dim={self.dim}" if self.dim != -1 else "")
 
 
-from ._torch_patch import patch, unpatch, PatchedGELU, PatchReport  # noqa: E402,F401  (model patching)
+from ._torch_patch import patch, unpatch, PatchedGELU, PatchReport  # noqa: E402  (model patching)
