@@ -263,7 +263,7 @@ cdef enum:
 cdef struct _GxDefer:
     # float32 inputs beyond |x| = 3 met in otherwise central chunks, held until 32 have gathered and then
     # computed as one vector chunk of the full path: the same code on the same values, so the same bits,
-    # at 1/32 of a chunk's cost each instead of a scalar evaluation (~80 cycles) or a whole vector chunk
+    # at 1/32 of a chunk's cost each instead of a scalar evaluation or a whole vector chunk
     int k
     float x[_GX_CHUNK]
     float d[_GX_CHUNK]
@@ -285,9 +285,9 @@ cdef inline bint _gx_defer(_GxDefer* p, float x, float d, float* y) noexcept nog
     return p.k == _GX_CHUNK
 
 cdef enum:
-    _GX_FLUSH_SCALAR = 2    # a final flush of this few lanes runs them one by one (~80 cycles each) rather
-                            # than as a vector chunk (~200): buffered pieces (strided, 16-bit) flush every
-                            # 2,048 elements
+    _GX_FLUSH_SCALAR = 2    # a final flush of this few lanes runs them one by one rather than as a vector
+                            # chunk (which costs about as much as two or three scalar lanes): buffered pieces
+                            # (strided, 16-bit) flush every 2,048 elements
 
 cdef inline void _gx_fwd_flush(_GxDefer* p) noexcept nogil:
     cdef float r[_GX_CHUNK]
