@@ -164,10 +164,8 @@ def test_gated_speed(benchmark, ratio, case, impl):
     if impl == "fastgelu":
         fn = _bench.gated_fastgelu(variant, direction, gate, up, dy)
         ref = gated_torch(case, gate, up, dy)
-        if ref is not None:
-            ratio(fn, ref, "torch", n)
-        else:
-            ratio(fn, *stream(gate, up), n)
+        name, ref = ("torch", ref) if ref is not None else stream(gate, up)
+        ratio(fn, ref, name, n)
         return
     fn = gated_torch(case, gate, up, dy)
     if fn is None:

@@ -110,7 +110,8 @@ def _totals(path):
 
 
 def count(isa, workdir):
-    """{line name: instructions per element} for one ISA build, from one process under callgrind."""
+    """{line name: instructions of one call of ELEMENTS elements} for one ISA build, from one process under
+    callgrind."""
     import fastgelu
     out_file = os.path.join(workdir, f"cg.{isa}")
     names_file = os.path.join(workdir, f"names.{isa}.json")
@@ -131,12 +132,12 @@ def count(isa, workdir):
         ir = _totals(f"{out_file}.{dump}")
         if ir == 0:
             raise RuntimeError(f"callgrind counted nothing for {name} ({isa}): {TOGGLE} was not entered")
-        counts[f"{isa} {name}"] = ir / ELEMENTS
+        counts[f"{isa} {name}"] = ir
     return counts
 
 
 def measure(isas):
-    """{line: instructions per element} for the given ISA builds, one callgrind process per build in parallel."""
+    """{line: instructions of one call} for the given ISA builds, one callgrind process per build in parallel."""
     from concurrent.futures import ThreadPoolExecutor
     with tempfile.TemporaryDirectory(prefix="fastgelu-callgrind-") as workdir:
         with ThreadPoolExecutor(len(isas)) as pool:
@@ -185,16 +186,15 @@ def run(baseline_path=BASELINE, update=False):
     if update:
         with open(baseline_path, "w") as f:
             json.dump({"elements": ELEMENTS, "valgrind": valgrind_version(),
-                       "instructions_per_element": {k: round(v, 4) for k, v in sorted(counts.items())}},
-                      f, indent=1)
+                       "instructions_per_call": dict(sorted(counts.items()))}, f, indent=1)
             f.write("\n")
         for name, v in sorted(counts.items()):
-            print(f"  {name:<48} {v:9.3f}")
+            print(f"  {name:<48} {v / ELEMENTS:9.3f}")
         print(f"baseline written: {baseline_path}")
         return 0
     if not os.path.exists(baseline_path):
         for name, v in sorted(counts.items()):
-            print(f"  {name:<48} {v:9.3f}")
+            print(f"  {name:<48} {v / ELEMENTS:9.3f}")
         print(f"no baseline at {baseline_path} (run from a checkout, or pass --baseline); nothing compared")
         return 0
     with open(baseline_path) as f:
@@ -203,10 +203,15 @@ def run(baseline_path=BASELINE, update=False):
         print(f"{baseline_path} counted {saved.get('elements')} elements, this version {ELEMENTS}: "
               "rewrite it with --update-baseline", file=sys.stderr)
         return 1
-    rows = compare(saved["instructions_per_element"], counts)
+    base = saved["instructions_per_call"]
+    rows = compare(base, counts)
     print(f"  {'':<48} {'baseline':>9} {'now':>9} {'change':>8}")
     for name, old, new, change, verdict in rows:
-        print(f"  {name:<48} {_fmt(old, '9.3f'):>9} {_fmt(new, '9.3f'):>9} {_fmt(change, '+8.2%'):>8}  {verdict}")
+        per = [None if v is None else v / ELEMENTS for v in (old, new)]
+        print(f"  {name:<48} {_fmt(per[0], '9.3f'):>9} {_fmt(per[1], '9.3f'):>9} {_fmt(change, '+8.2%'):>8}  "
+              f"{verdict}")
+    same = sum(base.get(k) == v for k, v in counts.items())
+    print(f"{same} of {len(counts)} lines count exactly the baseline's instructions")
     bad = [r for r in rows if r[4] in ("CHANGED", "NEW")]
     if bad:
         print(f"{len(bad)} line(s) differ from {baseline_path} by more than {TOLERANCE:.0%} or are missing from it. "

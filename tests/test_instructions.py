@@ -26,16 +26,16 @@ def test_missing_valgrind_is_a_clear_message(monkeypatch, capsys):
 
 
 def test_a_changed_line_fails_the_command(monkeypatch, tmp_path, capsys):
-    counts = {"avx2 float32 none fwd sigma=1": 12.0, "avx2 float32 none grad sigma=1": 20.0}
+    counts = {"avx2 float32 none fwd sigma=1": 12 << 18, "avx2 float32 none grad sigma=1": 20 << 18}
     monkeypatch.setattr(_instructions.shutil, "which", lambda name: "/usr/bin/valgrind")
     monkeypatch.setattr(_instructions, "measure", lambda isas: dict(counts))
     monkeypatch.setattr(_instructions, "valgrind_version", lambda: "valgrind-test")
     path = tmp_path / "instructions.json"
     assert cli.main(["bench", "--instructions", "--baseline", str(path), "--update-baseline"]) == 0
     saved = json.loads(path.read_text())
-    assert saved["instructions_per_element"] == counts and saved["elements"] == _instructions.ELEMENTS
+    assert saved["instructions_per_call"] == counts and saved["elements"] == _instructions.ELEMENTS
     assert cli.main(["bench", "--instructions", "--baseline", str(path)]) == 0
-    counts["avx2 float32 none grad sigma=1"] = 20.5
+    counts["avx2 float32 none grad sigma=1"] = 41 << 17
     capsys.readouterr()
     assert cli.main(["bench", "--instructions", "--baseline", str(path)]) == 1
     out = capsys.readouterr().out
