@@ -122,7 +122,7 @@ def main(argv=None):
     for path in (args.old, args.new):
         with open(path) as f:
             runs.append(ratios_of(json.load(f)["benchmarks"]))
-    verdicts = compare(runs[0], {k: v for k, v in runs[1].items()}, args.ratio_fail)
+    verdicts = compare(runs[0], runs[1], args.ratio_fail)
     print("\n".join(report(verdicts, args.ratio_fail)))
     return 1 if failed(verdicts) else 0
 
