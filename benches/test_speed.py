@@ -1,8 +1,11 @@
 """pytest-benchmark suite: one group per (variant, direction, dtype, size), fastgelu beside the NumPy(+SciPy)
 formula, PyTorch and ONNX Runtime (each skipped when not installed), so ratios read off one table.
 
-    pytest benches --benchmark-save=base                                   # record a baseline
-    pytest benches --benchmark-compare --benchmark-compare-fail=mean:10%   # fail on a 10% regression
+Each fastgelu case also times a reference kernel in the same rounds (benches/conftest.py, `ratio`) and saves the
+per-round speed ratios, which `--ratio-fail` judges against a saved run (docs/performance.md#the-benchmark-suite):
+
+    pytest benches --benchmark-save=base                         # record a baseline
+    pytest benches --benchmark-compare --ratio-fail=5            # fail on a fall of the ratio > 5%, beyond noise
     pytest benches --benchmark-group-by=group -k "none-fwd-float32"       # one workload
 """
 import numpy as np
@@ -58,13 +61,43 @@ def make(impl, case):
     return None
 
 
+def stream(x, dy):
+    """The memory-streaming reference: the case's arrays read and an output written, no math."""
+    o = np.empty_like(x)
+    if x.dtype.kind != "f":  # bfloat16: ml_dtypes' arithmetic loops are not streaming speed
+        return "np.copyto", lambda: np.copyto(o, x)
+    if dy is None:
+        return "np.multiply(x,1)", lambda: np.multiply(x, 1, out=o)
+    return "np.multiply(x,dy)", lambda: np.multiply(x, dy, out=o)
+
+
+def reference(case):
+    """(name, callable) of the kernel fastgelu's case is timed against in the same rounds: PyTorch's for the same
+    call (ONNX Runtime's FastGelu for the tanh forward without PyTorch), else, and out of cache, streaming."""
+    variant, direction, dtype, n, _ = case
+    x, dy = case_inputs(case)
+    if n <= 1 << 24:
+        for impl in ("torch", "onnxruntime"):
+            fn = make(impl, case)
+            if fn is not None:
+                return impl, fn
+    return stream(x, dy if direction == "grad" else None)
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_gelu_speed(benchmark, case, impl):
+def test_gelu_speed(benchmark, ratio, case, impl):
     fn = make(impl, case)
     if fn is None:
         pytest.skip(f"{impl} not installed or not applicable to {case_id(case)}")
     benchmark.group = case_id(case)
+    if impl == "fastgelu":
+        name, ref = reference(case)
+        ratio(fn, ref, name, case[3])
+        if name == "onnxruntime":
+            del ref
+            _bench.settle()
+        return
     benchmark.extra_info["elements"] = case[3]
     benchmark(fn)
     if impl == "onnxruntime":
@@ -82,9 +115,19 @@ def _in_place(benchmark, func):
                        warmup_rounds=100)
 
 
-def test_in_place_small_call(benchmark):
-    """3,072 elements in place (one token of BERT-base's MLP): call overhead against np.tanh(x, out=x)."""
-    _in_place(benchmark, fastgelu.ufuncs.gelu)
+def test_in_place_small_call(benchmark, ratio):
+    """3,072 elements in place (one token of BERT-base's MLP): call overhead against np.tanh(x, out=x). The ratio
+    mode times (restore, call) pairs of both."""
+    x0, _ = _bench.inputs(3072, np.float32)
+    x = x0.copy()
+    benchmark.group = "in-place-3072"
+
+    def in_place(func):
+        def call():
+            np.copyto(x, x0)
+            func(x, out=x)
+        return call
+    ratio(in_place(fastgelu.ufuncs.gelu), in_place(np.tanh), "np.tanh", 3072)
 
 
 def test_in_place_small_call_numpy_tanh(benchmark):
@@ -105,19 +148,28 @@ GATED_CASES = [(v, d, np.float32, 262144, s) for v in ("none", "tanh") for d in 
 GATED_CASES += [("none", "mul", np.float32, 1 << 26, s) for s in (1, 3)]
 
 
+def gated_torch(case, gate, up, dy):
+    torch = _bench._torch()
+    if torch is None or case[3] > 1 << 24:
+        return None
+    return _bench.gated_torch(torch, case[0], case[1], gate, up, dy)
+
+
 @pytest.mark.parametrize("impl", ("fastgelu", "torch"))
 @pytest.mark.parametrize("case", GATED_CASES, ids=case_id)
-def test_gated_speed(benchmark, case, impl):
+def test_gated_speed(benchmark, ratio, case, impl):
     variant, direction, dtype, n, sigma = case
     gate, up, dy = _bench.gated_inputs(n, dtype, sigma)
+    benchmark.group = case_id(case)
     if impl == "fastgelu":
         fn = _bench.gated_fastgelu(variant, direction, gate, up, dy)
-    else:
-        torch = _bench._torch()
-        if torch is None or n > 1 << 24:
-            pytest.skip("torch not installed (or 64M: the memory floor is the reference there)")
-        fn = _bench.gated_torch(torch, variant, direction, gate, up, dy)
-    benchmark.group = case_id(case)
+        ref = gated_torch(case, gate, up, dy)
+        name, ref = ("torch", ref) if ref is not None else stream(gate, up)
+        ratio(fn, ref, name, n)
+        return
+    fn = gated_torch(case, gate, up, dy)
+    if fn is None:
+        pytest.skip("torch not installed (or 64M: the memory floor is the reference there)")
     benchmark.extra_info["elements"] = n
     benchmark(fn)
 

@@ -1,4 +1,4 @@
-"""fastgelu (or python -m fastgelu) info | check | bench [--quick] [--plot FILE] [--models]"""
+"""fastgelu (or python -m fastgelu) info | check | bench [--quick] [--plot FILE] [--models] [--instructions]"""
 import argparse
 import importlib.util
 import sys
@@ -166,6 +166,9 @@ def cmd_bench(args):
         from . import _bench_models
         _bench_models.run(**(dict(layers=1, batch=2, seq=32, rounds=3) if args.quick else {}))
         return 0
+    if args.instructions:
+        from . import _instructions
+        return _instructions.run(args.baseline, args.update_baseline)
     from . import _bench, _contention, _scaling
     watch = _contention.Watch()  # other processes' CPU use during the run
     torch = _bench._torch()
@@ -289,6 +292,12 @@ def main(argv=None):
     b.add_argument("--plot", metavar="FILE", help="write a PNG bar chart (needs matplotlib)")
     b.add_argument("--models", action="store_true",
                    help="whole transformers models (random-init), stock vs fastgelu.torch.patch (needs transformers)")
+    b.add_argument("--instructions", action="store_true",
+                   help="instructions per element of every kernel under Valgrind's callgrind (AVX2 and baseline "
+                        "builds), compared with the baseline file; exit 1 on a change of more than 1%%")
+    b.add_argument("--baseline", metavar="FILE", default="benches/instructions.json",
+                   help="the instruction-count baseline (default: %(default)s, in a checkout)")
+    b.add_argument("--update-baseline", action="store_true", help="with --instructions: rewrite the baseline")
     args = p.parse_args(argv)
     return {"info": cmd_info, "check": cmd_check, "bench": cmd_bench}[args.cmd](args)
 

@@ -1,0 +1,99 @@
+"""The judging logic of the benchmark suite's ratio mode (fastgelu/_ratios.py, benches/ --ratio-fail): recorded
+per-round ratios that must and must not be flagged, and the rules on synthetic rounds."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from fastgelu import _ratios
+
+# Per-round ratios (reference time / fastgelu time) saved by `pytest benches -k fastgelu` on a 2-core Xeon
+# (Cascade Lake) shared with other jobs (load average 11-15): "base" the default (AVX-512) build; "busy" the same
+# build again with one more process spinning on a core; "avx2" the same checkout forced to its AVX2 build
+# (FASTGELU_ISA=avx2), a real slowdown. "avx2_slower": the cases the judge flags there (fast kernels whose AVX2
+# form is slower: float32 and float64 compute-bound, 64M, gated gradients); every other case it must pass.
+with open(os.path.join(os.path.dirname(__file__), "ratio_rounds.json")) as f:
+    RECORDED = json.load(f)
+
+
+def test_recorded_same_build_on_a_busier_machine_not_flagged():
+    verdicts = _ratios.compare(RECORDED["base"], RECORDED["busy"], 5)
+    assert len(verdicts) == 31 and not _ratios.failed(verdicts), _ratios.report(verdicts, 5)
+
+
+def test_recorded_avx2_slowdown_flagged():
+    verdicts = {v.case: v for v in _ratios.compare(RECORDED["base"], RECORDED["avx2"], 5)}
+    assert len(RECORDED["avx2_slower"]) == 10
+    for case in RECORDED["avx2_slower"]:
+        assert verdicts[case].verdict == "SLOWER", verdicts[case]
+    for case in RECORDED["avx2_not_slower"]:
+        assert verdicts[case].verdict != "SLOWER", verdicts[case]
+
+
+def test_a_fall_confirmed_only_below_zero_is_not_slower():
+    # recorded: 64M forward, same build, busier machine: -12% with an interval of about -20%..-3%
+    v = _ratios.judge("c", RECORDED["base"]["test_gelu_speed[none-fwd-float32-67108864-fastgelu]"],
+                      RECORDED["busy"]["test_gelu_speed[none-fwd-float32-67108864-fastgelu]"], 5)
+    assert v.change < -0.05 and v.high < 1 and v.verdict == "noise"
+
+
+def rounds(median, spread, n=21, seed=0):
+    return list(median * (1 + spread * np.random.default_rng(seed).standard_normal(n)))
+
+
+def test_a_tight_fall_beyond_pct_is_slower():
+    v = _ratios.judge("c", rounds(2.0, 0.01), rounds(1.8, 0.01, seed=1), 5)
+    assert v.verdict == "SLOWER" and v.high < 0.95 and v.change == pytest.approx(-0.1, abs=0.01)
+
+
+def test_a_fall_within_pct_passes():
+    assert _ratios.judge("c", rounds(2.0, 0.01), rounds(1.94, 0.01, seed=1), 5).verdict == "same"
+
+
+def test_a_fall_beyond_pct_inside_the_noise_is_noise():
+    # rounds scattered by 20%: a 7% fall of the medians is not confirmed by the interval
+    v = _ratios.judge("c", rounds(2.0, 0.2), rounds(1.8, 0.2, seed=1), 5)
+    assert v.change < -0.05 and v.verdict == "noise" and v.low < 1 < v.high
+
+
+def test_a_tight_rise_is_faster_and_passes():
+    v = _ratios.judge("c", rounds(2.0, 0.01), rounds(2.4, 0.01, seed=1), 5)
+    assert v.verdict == "faster"
+    assert not _ratios.failed([v])
+
+
+def test_identical_rounds_are_the_same():
+    r = rounds(1.5, 0.05)
+    v = _ratios.judge("c", r, r, 0)
+    assert v.verdict == "same" and v.change == 0
+
+
+def test_new_and_gone_cases_do_not_fail():
+    verdicts = _ratios.compare({"old": [1.0, 1.1]}, {"new": [1.0, 1.2]}, 5)
+    assert [(v.case, v.verdict) for v in verdicts] == [("new", "new"), ("old", "gone")]
+    assert not _ratios.failed(verdicts)
+
+
+def test_the_interval_is_reproducible():
+    a, b = rounds(2.0, 0.05), rounds(1.9, 0.05, seed=1)
+    assert _ratios.interval(a, b) == _ratios.interval(a, b)
+
+
+def test_negative_pct_is_refused():
+    with pytest.raises(ValueError, match="pct"):
+        _ratios.judge("c", [1.0], [1.0], -1)
+
+
+def test_ratios_of_reads_saved_records():
+    saved = [{"fullname": "a", "extra_info": {"ratios": [1, 2]}}, {"fullname": "b", "extra_info": {}},
+             {"fullname": "c"}]
+    assert _ratios.ratios_of(saved) == {"a": [1.0, 2.0]}
+
+
+def test_report_names_the_slowed_case():
+    verdicts = _ratios.compare({"x": rounds(2.0, 0.01), "y": rounds(1.0, 0.01)},
+                               {"x": rounds(1.6, 0.01, seed=1), "y": rounds(1.0, 0.01, seed=1)}, 5)
+    lines = _ratios.report(verdicts, 5)
+    assert any(line.startswith("x ") and line.rstrip().endswith("SLOWER") for line in lines)
+    assert lines[-1].endswith("FAILED: x")
