@@ -15,6 +15,19 @@ def _is_floating(dtype):
     return np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16"
 
 
+def _sum_to(grad, shape):
+    """A gradient in the broadcast shape summed back to the shape of the input it belongs to (a gate or up
+    that broadcast in forward: each of its elements was used once per copy), as autograd does."""
+    if np.shape(grad) == tuple(shape):
+        return grad
+    lead = np.ndim(grad) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and grad.shape[lead + i] != 1)
+    dtype = np.dtype(grad.dtype)
+    acc = np.float32 if dtype.itemsize == 2 else dtype   # float16/bfloat16 sums accumulate in float32
+    return np.sum(grad, axis=axes, dtype=acc).astype(dtype, copy=False).reshape(shape)
+
+
 class GELU:
     """Gaussian Error Linear Unit layer: ``GELU(x) = x * Phi(x)`` elementwise.
 
@@ -105,7 +118,8 @@ class GeGLU:
 
     ``y = layer(x)`` splits x into gate and up halves along `axis` (gate first); ``y = layer(gate, up)``
     takes them separately. ``backward(grad_output)`` then returns the gradient for what forward took: dx
-    (shaped like x, both halves written in one pass) or the pair (dgate, dup).
+    (shaped like x, both halves written in one pass) or the pair (dgate, dup), each shaped like its input (a
+    gate or up that broadcast in forward gets its gradient summed over the broadcast axes, as in autograd).
 
     Parameters
     ----------
@@ -129,7 +143,10 @@ class GeGLU:
     def __init__(self, approximate="none", axis=-1):
         _gated(approximate, "GeGLU")
         self.approximate = approximate
-        self.axis = operator.index(axis)
+        try:
+            self.axis = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"GeGLU: axis must be an integer; got {type(axis).__name__}") from None
         self._saved = None
 
     def forward(self, x, up=None):
@@ -153,7 +170,8 @@ class GeGLU:
             x = self._saved[0]
             return geglu_grad(x, grad_output, self.approximate, axis=self.axis)
         gate, up = self._saved
-        return gelu_mul_grad(gate, up, grad_output, self.approximate)
+        dgate, dup = gelu_mul_grad(gate, up, grad_output, self.approximate)
+        return _sum_to(dgate, np.shape(gate)), _sum_to(dup, np.shape(up))
 
     def clear(self):
         """Drop the inputs saved for backward."""
