@@ -95,11 +95,12 @@ class GELU:
     __call__ = forward
 
     def backward(self, grad_output):
-        """grad_output * GELU'(x), x being the input of the last forward."""
+        """grad_output * GELU'(x), x being the input of the last forward, shaped like x (a grad_output that
+        broadcast x to a larger shape gives the sum over the broadcast axes, as autograd does)."""
         if self._saved is None:
             raise RuntimeError("GELU.backward called before forward: no input is saved. Call the layer "
                                "(or forward(x)) first; backward(grad_output) then returns grad_output * GELU'(x).")
-        return gelu_grad(self._saved, grad_output, self.approximate)
+        return _sum_to(gelu_grad(self._saved, grad_output, self.approximate), np.shape(self._saved))
 
     def clear(self):
         """Drop the input saved for backward (frees it when nothing else holds it)."""
