@@ -187,11 +187,14 @@ def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, *
         if pair is not None and (out is None or type(out) is np.ndarray):
             dy = _FLOATS[x.dtype] if grad_output is None else grad_output
             return pair[1](x, dy) if out is None else pair[1](x, dy, out)
-    _, grad = _variant(approximate, "gelu_grad")
+    fwd, grad = _variant(approximate, "gelu_grad")
     dtype = _check_real("gelu_grad", "x", x)
     if grad_output is None:
         # a 0-d one of x's own float type keeps the result dtype (and bfloat16 has no weak-scalar rules);
-        # integers and objects that handle ufuncs themselves get a Python 1.0
+        # integers and bool one of the float type gelu gives them (int8: float16, as np.exp), objects that
+        # handle ufuncs themselves a Python 1.0
+        if dtype is not None and dtype.kind in "biu":
+            dtype = fwd.resolve_dtypes((dtype, None))[1]
         grad_output = np.ones((), dtype) if dtype is not None and dtype in _BIAS_CODES else 1.0
     else:
         _check_real("gelu_grad", "grad_output", grad_output)
