@@ -108,7 +108,8 @@ def extensions():
             f"fastgelu._kernels_{isa}", [stub],
             include_dirs=[np.get_include(), os.path.join("fastgelu", "src")],
             depends=sorted(glob.glob(os.path.join("fastgelu", "src", "*.h"))
-                           + glob.glob(os.path.join("fastgelu", "*.pxi"))),
+                           + glob.glob(os.path.join("fastgelu", "*.pxi"))
+                           + glob.glob(os.path.join("fastgelu", "*.pxd"))),
             define_macros=macros,
             extra_compile_args=base + ISA_FLAGS[isa] + [f for f in omp if f != "-lomp"],
             extra_link_args=omp,

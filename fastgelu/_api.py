@@ -8,21 +8,32 @@ import numpy as np
 
 from . import ufuncs
 
+_K = ufuncs._kernels        # the variants and dtype codes are the kernel module's lists (_variants.pxi, _storage.pxi)
+
+
+def _by_variant(*suffixes):
+    """approximate= -> the variant's ufuncs named gelu[_variant]<suffix>, for each suffix."""
+    return {v: tuple(getattr(ufuncs, _K.ufunc_name(v, s)) for s in suffixes) for v in _K.VARIANTS}
+
+
 # approximate= -> (forward ufunc, gradient ufunc); the one place a variant is chosen
-VARIANTS = {
-    "none": (ufuncs.gelu, ufuncs.gelu_grad),
-    "tanh": (ufuncs.gelu_tanh, ufuncs.gelu_tanh_grad),
-    "sigmoid": (ufuncs.gelu_sigmoid, ufuncs.gelu_sigmoid_grad),
-}
+VARIANTS = _by_variant("", "_grad")
+# approximate= -> the variant's code in the kernels (its index in their list)
+_INDEX = {v: i for i, v in enumerate(_K.VARIANTS)}
+
+
+def _lookup(table, approximate, who):
+    """table[approximate]; ValueError naming the valid values otherwise."""
+    try:
+        return table[approximate]
+    except (KeyError, TypeError):
+        raise ValueError(f"{who}: approximate must be one of {', '.join(map(repr, table))}; "
+                         f"got {approximate!r}") from None
 
 
 def _variant(approximate, who="gelu"):
     """(forward, gradient) ufuncs for `approximate`; ValueError naming the valid values otherwise."""
-    try:
-        return VARIANTS[approximate]
-    except (KeyError, TypeError):
-        raise ValueError(f"{who}: approximate must be one of 'none', 'tanh', 'sigmoid'; "
-                         f"got {approximate!r}") from None
+    return _lookup(VARIANTS, approximate, who)
 
 
 def _dtype_of(func, name, value):
@@ -54,9 +65,8 @@ def _check_real(func, name, value):
 
 
 # dtypes the fused-bias kernel takes, by the code it expects
-_BIAS_CODES = {np.dtype(np.float16): 0, np.dtype(np.float32): 1, np.dtype(np.float64): 2}
-if ufuncs.BFLOAT16 is not None:
-    _BIAS_CODES[ufuncs.BFLOAT16] = 3
+_BIAS_CODES = {(ufuncs.BFLOAT16 if name == "bfloat16" else np.dtype(name)): code
+               for name, code in _K.DTYPE_CODES.items() if name != "bfloat16" or ufuncs.BFLOAT16 is not None}
 
 
 def _check_bias(func, x, bias):
@@ -201,7 +211,6 @@ def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, *
     return _call("gelu_grad", grad, _INDEX[approximate], x, grad_output, bias, out, ufunc_kwargs)
 
 
-_INDEX = {"none": 0, "tanh": 1, "sigmoid": 2}
 _FORWARD = {k: v[0] for k, v in VARIANTS.items()}
 _NDARRAY = np.ndarray
 
@@ -260,19 +269,11 @@ def show_config():
 # ---- gated GELU: GELU(gate) * up ------------------------------------------------------------------------
 
 # approximate= -> (gated forward ufunc, gated gradient ufunc)
-GATED = {
-    "none": (ufuncs.gelu_mul, ufuncs.gelu_mul_grad),
-    "tanh": (ufuncs.gelu_tanh_mul, ufuncs.gelu_tanh_mul_grad),
-    "sigmoid": (ufuncs.gelu_sigmoid_mul, ufuncs.gelu_sigmoid_mul_grad),
-}
+GATED = _by_variant("_mul", "_mul_grad")
 
 
 def _gated(approximate, who):
-    try:
-        return GATED[approximate]
-    except (KeyError, TypeError):
-        raise ValueError(f"{who}: approximate must be one of 'none', 'tanh', 'sigmoid'; "
-                         f"got {approximate!r}") from None
+    return _lookup(GATED, approximate, who)
 
 
 def _check_out(func, out, nout):

@@ -57,10 +57,10 @@ def torch_call(torch, variant, direction, x, dy):
     t, g = as_tensor(torch, x), as_tensor(torch, dy)
     o = torch.empty_like(t)
     if t.dtype == torch.float64:
-        # PyTorch 2.13's float64 GELU runs 3-6x slower until the process's first large float64 elementwise op
-        # (Zen 4, AVX-512 kernels: 0.05 against 0.17-0.32 Gelem/s, one thread; cause not found).  A user's
-        # process is long past that, so the comparison is too: one such op right before timing (one at
-        # import alone left 1 of 5 two-thread runs of tools/speed_table.py slow)
+        # PyTorch 2.13's float64 GELU runs several times slower until the process's first large float64
+        # elementwise op (cause not found; docs/performance.md, "Measurements behind design choices").  A
+        # user's process is long past that, so the comparison is too: one such op right before timing (one
+        # at import alone was not always enough)
         torch.neg(t, out=o)
     if variant == "sigmoid":  # PyTorch has no such mode: the composite a user would write
         if direction == "fwd":
@@ -107,9 +107,8 @@ def ort_fastgelu(x):
 def settle():
     """Call after timing ONNX Runtime, with its session dropped. ORT's intra-op workers spin after each run
     (session.intra_op.allow_spinning): fastgelu calls made then find a core taken, and its back-off
-    (docs/threads.md) keeps them on fewer threads for up to a second. Measured (Xeon, 2 threads, 256K tanh forward):
-    262 us right after ORT runs, 93-108 us once it has settled. Waiting out the back-off keeps each library's
-    figure its own."""
+    (docs/threads.md) keeps them on fewer threads for up to a second (docs/performance.md has the figures).
+    Waiting out the back-off keeps each library's figure its own."""
     import gc
     gc.collect()
     time.sleep(1.1)

@@ -8,7 +8,7 @@ import multiprocessing as mp
 import os
 import time
 
-N = 262144  # 256K float32: in cache, compute bound, ~0.3 ms per call on one thread
+N = 262144  # 256K float32: in cache, compute bound
 last_threads = []  # per process of the last aggregate(): the threads a call would use when it stopped
 
 

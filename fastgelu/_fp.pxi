@@ -12,17 +12,6 @@
 # below), the error-free products are explicit fma() there, and Dekker's form is compiled only for targets
 # with no FMA instruction to contract into (x86 baseline).  Nothing else here needs a separate rounding.
 
-cdef extern from "fg_fp.h":
-    const int FG_HAVE_FMA
-    long long fg_f64_bits(double x) noexcept nogil
-    double fg_f64_from_bits(long long i) noexcept nogil
-    double fg_two_prod_err(double a, double b, double p) noexcept nogil
-    double fg_fma(double a, double b, double c) noexcept nogil
-    double sel "fg_sel"(bint c, double a, double b) noexcept nogil
-    float fg_fmaf(float a, float b, float c) noexcept nogil
-    unsigned int fg_f32_bits(float x) noexcept nogil
-    float fg_f32_from_bits(unsigned int i) noexcept nogil
-    float self "fg_self"(bint c, float a, float b) noexcept nogil
 
 ctypedef struct dd_t:
     double hi
@@ -70,30 +59,6 @@ cdef inline dd_t two_sum(double a, double b) noexcept nogil:
 # exp(r) = 1 + r + r^2 * Q(r): _EQ* (degree 9, minimax for |r| <= ln2/2; max rel. error of the
 # polynomial with these double coefficients 1.4e-17 = 0.12 ulp) and _FQ* (degree 4 for the fast exp:
 # 4.4e-9 = 2^-27.8, < 0.08 ulp of float32) -- both from tools/fit_fp.py
-cdef extern from "fg_fp.h":
-    # compile-time constants (C macros, so gcc folds them into the vector code; Cython module-level
-    # `cdef double`s are mutable globals that stores through double* may alias)
-    const double _SHIFTER "FG_SHIFTER"
-    const double _SHIFTER_BIAS "FG_SHIFTER_BIAS"
-    const double _INV_LN2 "FG_INV_LN2"
-    const double _LN2 "FG_LN2"
-    const double _LN2_HI "FG_LN2_HI"
-    const double _LN2_LO "FG_LN2_LO"
-    const double _EQ0 "FG_EQ0"
-    const double _EQ1 "FG_EQ1"
-    const double _EQ2 "FG_EQ2"
-    const double _EQ3 "FG_EQ3"
-    const double _EQ4 "FG_EQ4"
-    const double _EQ5 "FG_EQ5"
-    const double _EQ6 "FG_EQ6"
-    const double _EQ7 "FG_EQ7"
-    const double _EQ8 "FG_EQ8"
-    const double _EQ9 "FG_EQ9"
-    const double _FQ0 "FG_FQ0"
-    const double _FQ1 "FG_FQ1"
-    const double _FQ2 "FG_FQ2"
-    const double _FQ3 "FG_FQ3"
-    const double _FQ4 "FG_FQ4"
 
 cdef inline double pow2i(double k) noexcept nogil:
     """2^k for an integer-valued double k in [-1022, 1023] (bit construction, exact)."""

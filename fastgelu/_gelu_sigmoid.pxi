@@ -4,7 +4,7 @@
 #   tanh    : 0.5x(1+tanh u) = x*sigma(2u),  w = 2*sqrt(2/pi)*(x + 0.044715x^3),  w' = 2*sqrt(2/pi)*(1 + 3*0.044715x^2)
 #   sigmoid : w = 1.702x,  w' = 1.702
 # so one generic body (_xsig / _xsig_grad / their blocks) is instantiated per variant through the fused
-# tag type `vtag` (a NULL pointer of type _Tanh* or _Sig* is passed): Cython specializes at compile
+# type `xsig` over the variant tags VTanh and VSigmoid (a NULL pointer to one is passed): Cython specializes at compile
 # time, so every instantiation is straight-line code whatever gcc decides to inline.  The tag only
 # selects how w and w' are formed (_w_d, _w_dd, _dw) and the clamp.
 #
@@ -20,7 +20,8 @@
 #   products split by FMA: exp's argument must be right to ~2^-26 absolute up to |w| ~ 104), 2^-z = 2^-m 2^f with
 #   a degree-6 polynomial, and every quotient by 1 + T or (1 + T)^2 corrected through its FMA remainder (so the
 #   reciprocal may be vrcp14ps/vrcpps/vrecpe: no division), leaving T's error (~0.7 ulp) and one rounding. All
-#   inputs: forward 1.598 ulp (tanh), 1.639 (sigmoid); gradient 1.652, 1.651 (AVX-512 and AVX2).
+#   inputs (docs/accuracy.md): forward 1.598 ulp (tanh; the AVX2 build 1.782), 1.639 (sigmoid); gradient 1.652,
+#   1.651.
 # float32 otherwise: the baseline build (no FMA) computes both in double; an FMA build made with
 #   FASTGELU_F32_FWD=0 runs the forward as scalar float32 code (_xsig32: the same method, auto-vectorized,
 #   with a division) and the gradient in double.  The double evaluation: w in plain double (rel. error ~2^-51, and |w| < 2^7 where results are nonzero, so exp's
@@ -29,68 +30,22 @@
 #   x^3 is not exact) and exp_dd.  In the negative tail exp(w) is computed scaled by 2^_S so that it stays
 #   normal until the final multiply: x*exp(w) is rounded once even when the result is subnormal.
 
-cdef struct _Tanh:
-    char _unused
-cdef struct _Sig:
-    char _unused
-ctypedef _Tanh* _TanhP
-ctypedef _Sig* _SigP
-ctypedef fused vtag:
-    _TanhP
-    _SigP
+ctypedef fused xsig:      # the two variants of this family, by their tags (_variants.pxi)
+    VTanh
+    VSigmoid
 
 from libc.math cimport fabs, fabsf
 
-cdef extern from "fg_xsig.h":
-    # double-double constants (tools/fit_fp.py); C macros so they fold into the vector code
-    const double _C2_HI "FG_C2_HI"
-    const double _C2_LO "FG_C2_LO"
-    const double _A_HI "FG_A_HI"
-    const double _A_LO "FG_A_LO"
-    const double _A3 "FG_A3"
-    const double _A3_LO "FG_A3_LO"
-    const double _K_HI "FG_K_HI"
-    const double _K_LO "FG_K_LO"
-    const double _S "FG_S"
-    const double _INV_2S "FG_INV_2S"
 
-cdef extern from "fg_xsig.h":
-    # float32 forward: 2^-z with z = |w| log2(e) formed in double, the rest in float32 (tools/fit_fp.py style
-    # fit: 2^f = 1 + f*Q(f) on |f| <= 1/2, relative error 2^-28.5 with these float coefficients)
-    const float _K_TANH_HI "FG_K_TANH_HI"
-    const float _K_TANH_LO "FG_K_TANH_LO"
-    const float _KA_TANH_HI "FG_KA_TANH_HI"
-    const float _KA_TANH_LO "FG_KA_TANH_LO"
-    const float _K_SIG_HI "FG_K_SIG_HI"
-    const float _K_SIG_LO "FG_K_SIG_LO"
-    const float _Z_MAX "FG_Z_MAX"
-    const float _SHIFTER_F "FG_SHIFTER_F"
-    const float _Q0 "FG_Q0"
-    const float _Q1 "FG_Q1"
-    const float _Q2 "FG_Q2"
-    const float _Q3 "FG_Q3"
-    const float _Q4 "FG_Q4"
-    const float _Q5 "FG_Q5"
-    const float _Q6 "FG_Q6"
-    const float _ONE_F "FG_ONE_F"
-    const float _TWOM64_F "FG_TWOM64_F"
 
-cdef extern from "fg_xsig_f32.h":
-    # float32 tanh and sigmoid forms, forward and gradient, in float32 arithmetic on full vectors (the builds
-    # that have the exact form's float32 kernels: GX_F32_SIMD; the GX_F_* vector macros are theirs).
-    # th = 1: tanh form, th = 0: sigmoid form; the functions are inlined, so th is a compile-time constant.
-    void gs_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    void gs_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
-    void gs_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
 
 cdef inline double _absclamp(double x, double L) noexcept nogil:
     # |x| limited to L; NaN passes (the comparison is false)
     x = fabs(x)
     return sel(x > L, L, x)
 
-cdef inline double _w_d(double x, vtag v) noexcept nogil:
-    if vtag is _TanhP:
+cdef inline double _w_d(double x, xsig* v) noexcept nogil:
+    if xsig is VTanh:
         return _C2_HI * x * fg_fma(_A_HI, x * x, 1.0)
     else:
         return _K_HI * x
@@ -109,34 +64,34 @@ cdef inline dd_t _c2_cubic_dd(double x, double a_hi, double a_lo) noexcept nogil
     q.lo = q.lo + fg_fma(_C2_HI, p.lo, _C2_LO * p.hi)
     return q
 
-cdef inline dd_t _w_dd(double x, vtag v) noexcept nogil:
+cdef inline dd_t _w_dd(double x, xsig* v) noexcept nogil:
     """w(x) as hi + lo, relative error ~2^-100 (0 <= x <= L)."""
     cdef dd_t q
-    if vtag is _TanhP:
+    if xsig is VTanh:
         return _c2_cubic_dd(x, _A_HI, _A_LO)
     else:
         q = two_prod(_K_HI, x)
         q.lo = fg_fma(_K_LO, x, q.lo)
         return q
 
-cdef inline double _dw(double x, vtag v) noexcept nogil:
-    if vtag is _TanhP:
+cdef inline double _dw(double x, xsig* v) noexcept nogil:
+    if xsig is VTanh:
         return _C2_HI * fg_fma(_A3, x * x, 1.0)
     else:
         return _K_HI
 
-cdef inline double _L32(vtag v) noexcept nogil:
+cdef inline double _L32(xsig* v) noexcept nogil:
     # float32 clamp of |x|: w(L) <= 694 keeps exp_fast_unclamped in range, and is far past the float32
     # underflow of the results (tanh: x ~ -11, |w| ~ 112; sigmoid: |w| ~ 104 + log|x|)
-    if vtag is _TanhP:
+    if xsig is VTanh:
         return 21.0
     else:
         return 400.0
 
-cdef inline double _L64(vtag v) noexcept nogil:
+cdef inline double _L64(xsig* v) noexcept nogil:
     # float64 clamp of |x|: w(L) ~ 1700-2000 is past the float64 underflow (|w| ~ 745 + log|x|);
     # exp_dd_scaled saturates to 0 there
-    if vtag is _TanhP:
+    if xsig is VTanh:
         return 30.0
     else:
         return 1000.0
@@ -144,33 +99,33 @@ cdef inline double _L64(vtag v) noexcept nogil:
 # float64 tail, phase by phase (also the body of the chunked block loops below).
 #   _mexp64: T = exp(-w(|x|)) * 2^S   (w in double-double)
 #   _fin64 / _fin64_grad: the rest, from x and T
-cdef inline double _mexp64(double x, vtag v) noexcept nogil:
+cdef inline double _mexp64(double x, xsig* v) noexcept nogil:
     cdef dd_t w = _w_dd(_absclamp(x, _L64(v)), v)
     return exp_dd_scaled(-w.hi, -w.lo, _S)
 
-cdef inline double _fin64(double x, double T, vtag v) noexcept nogil:
+cdef inline double _fin64(double x, double T, xsig* v) noexcept nogil:
     cdef double xa = _absclamp(x, _L64(v))
     cdef bint pos = x >= 0.0
     # x >= 0: x/(1+t);  x < 0: -|x| T/(1+t) 2^-S  (|x| clamped: -inf*T would be NaN when T = 0)
     return (sel(pos, x, -(xa * T)) / fg_fma(T, _INV_2S, 1.0)) * sel(pos, 1.0, _INV_2S)
 
-cdef inline dd_t _p64(double xa, vtag v) noexcept nogil:
+cdef inline dd_t _p64(double xa, xsig* v) noexcept nogil:
     # |x| w'(|x|) as hi + lo. In the negative tail the gradient is ~ -sigma * p, so p's error is the
     # result's: without FMA, plain double (5 roundings) reached 5 ulp at x = -6.825, so p is carried in
-    # double-double there; with FMA plain double keeps 4 ulp, and double-double cost 5-12% of the speed.
+    # double-double there; with FMA plain double keeps 4 ulp, and double-double cost speed for nothing.
     cdef dd_t q
     if FG_HAVE_FMA:
-        if vtag is _TanhP:
+        if xsig is VTanh:
             q.hi = _C2_HI * fg_fma(_A3 * xa * xa, xa, xa)
         else:
             q.hi = _K_HI * xa
         q.lo = 0.0
         return q
-    if vtag is _TanhP:                         # C2 x (1 + 3a x^2)
+    if xsig is VTanh:                         # C2 x (1 + 3a x^2)
         return _c2_cubic_dd(xa, _A3, _A3_LO)
     return _w_dd(xa, v)                        # sigmoid: x w'(x) = 1.702 x = w(x)
 
-cdef inline double _fin64_grad(double x, double T, vtag v) noexcept nogil:
+cdef inline double _fin64_grad(double x, double T, xsig* v) noexcept nogil:
     # Error budget (ulps of max(|sigma|, |x w' sigma (1-sigma)|), the measure of the contract): with
     # q = |x| w' s the tail is sigma (1 - q); its error is ~ err(sigma) + err(q) + 2 roundings, so s
     # is corrected for the rounding of 1+t and 1 - q is formed by one fma.
@@ -200,11 +155,11 @@ ctypedef struct ff_t:
     float hi
     float lo
 
-cdef inline ff_t _z(float xa, vtag v) noexcept nogil:
+cdef inline ff_t _z(float xa, xsig* v) noexcept nogil:
     """|w| log2(e) for 0 <= |x| <= L as hi + lo, ~2^-45 relative: exp's argument needs ~2^-26 absolute up to 180."""
     cdef ff_t z
     cdef float s, sl, m, ml, t, bb, tl
-    if vtag is _TanhP:
+    if xsig is VTanh:
         s = xa * xa
         sl = fg_fmaf(xa, xa, -s)                                    # xa^2 = s + sl exactly
         m = _KA_TANH_HI * s
@@ -219,7 +174,7 @@ cdef inline ff_t _z(float xa, vtag v) noexcept nogil:
         z.lo = fg_fmaf(_K_SIG_HI, xa, -z.hi) + _K_SIG_LO * xa
     return z
 
-cdef inline float _xsig32(float x, vtag v) noexcept nogil:
+cdef inline float _xsig32(float x, xsig* v) noexcept nogil:
     """float32 forward in float32 arithmetic: T = exp(-|w|) = 2^-z as 2^-m * 2^f, carried times 2^64 (normal
     down to the smallest results, which are then rounded once, in the last multiply)."""
     cdef float L = <float>_L32(v)
@@ -259,12 +214,12 @@ cdef inline float _xsig32(float x, vtag v) noexcept nogil:
     # beyond L, and at +-0, the result is x itself
     return self((x > L) | (x == 0), x, y)
 
-cdef inline real _xsig(real x, vtag v) noexcept nogil:
+cdef inline real _xsig(real x, xsig* v) noexcept nogil:
     cdef double xd = x
     cdef double xa, T
     cdef float r
     if real is float and GX_F32_SIMD:               # the bits of the block function
-        if vtag is _TanhP:
+        if xsig is VTanh:
             gs_f_tanh_block(&x, &r, 1)
         else:
             gs_f_sig_block(&x, &r, 1)
@@ -279,13 +234,13 @@ cdef inline real _xsig(real x, vtag v) noexcept nogil:
     else:
         return _fin64(xd, _mexp64(xd, v), v)
 
-cdef inline real _xsig_grad(real x, real dy, vtag v) noexcept nogil:
+cdef inline real _xsig_grad(real x, real dy, xsig* v) noexcept nogil:
     cdef double xd = x
     cdef double xa, T, s, q
     cdef bint pos
     cdef float r
     if real is float and GX_F32_SIMD:               # the bits of the block function
-        if vtag is _TanhP:
+        if xsig is VTanh:
             gs_f_tanh_grad_block(&x, &dy, &r, 1)
         else:
             gs_f_sig_grad_block(&x, &dy, &r, 1)
@@ -305,11 +260,11 @@ cdef enum:
     _CH = 64        # float64 chunk: three short loops over local arrays, each small enough to be inlined
                     # and vectorized on its own (one fused loop exceeds gcc's inlining limits for tanh)
 
-cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, vtag v) noexcept nogil:
+cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, xsig* v) noexcept nogil:
     cdef Py_ssize_t i, c, m
     cdef double T[_CH]
     if real is float and GX_F32_SIMD:
-        if vtag is _TanhP:
+        if xsig is VTanh:
             gs_f_tanh_block(x, y, n)
         else:
             gs_f_sig_block(x, y, n)
@@ -326,11 +281,11 @@ cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, vtag v) noexc
                 y[c + i] = _fin64(x[c + i], T[i], v)
             c = c + _CH
 
-cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n, vtag v) noexcept nogil:
+cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n, xsig* v) noexcept nogil:
     cdef Py_ssize_t i, c, m
     cdef double T[_CH]
     if real is float and GX_F32_SIMD:
-        if vtag is _TanhP:
+        if xsig is VTanh:
             gs_f_tanh_grad_block(x, dy, y, n)
         else:
             gs_f_sig_grad_block(x, dy, y, n)
@@ -349,25 +304,25 @@ cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssi
 
 # ---- the interface the loops call -------------------------------------------------------------------
 cdef inline real gelu_tanh(real x) noexcept nogil:
-    return _xsig(x, <_TanhP>NULL)
+    return _xsig(x, <VTanh*>NULL)
 
 cdef inline real gelu_tanh_grad(real x, real dy) noexcept nogil:
-    return _xsig_grad(x, dy, <_TanhP>NULL)
+    return _xsig_grad(x, dy, <VTanh*>NULL)
 
 cdef inline void gelu_tanh_block(const real* x, real* y, Py_ssize_t n) noexcept nogil:
-    _xsig_block(x, y, n, <_TanhP>NULL)
+    _xsig_block(x, y, n, <VTanh*>NULL)
 
 cdef inline void gelu_tanh_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n) noexcept nogil:
-    _xsig_grad_block(x, dy, y, n, <_TanhP>NULL)
+    _xsig_grad_block(x, dy, y, n, <VTanh*>NULL)
 
 cdef inline real gelu_sigmoid(real x) noexcept nogil:
-    return _xsig(x, <_SigP>NULL)
+    return _xsig(x, <VSigmoid*>NULL)
 
 cdef inline real gelu_sigmoid_grad(real x, real dy) noexcept nogil:
-    return _xsig_grad(x, dy, <_SigP>NULL)
+    return _xsig_grad(x, dy, <VSigmoid*>NULL)
 
 cdef inline void gelu_sigmoid_block(const real* x, real* y, Py_ssize_t n) noexcept nogil:
-    _xsig_block(x, y, n, <_SigP>NULL)
+    _xsig_block(x, y, n, <VSigmoid*>NULL)
 
 cdef inline void gelu_sigmoid_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n) noexcept nogil:
-    _xsig_grad_block(x, dy, y, n, <_SigP>NULL)
+    _xsig_grad_block(x, dy, y, n, <VSigmoid*>NULL)

@@ -28,7 +28,32 @@ def _sum_to(grad, shape):
     return np.sum(grad, axis=axes, dtype=acc).astype(dtype, copy=False).reshape(shape)
 
 
-class GELU:
+class _Layer:
+    """What the layers share: the inputs forward saved for backward, clear() and the repr."""
+
+    _saved = None
+    _forward_form = "forward"     # how backward's error message names the forward call
+
+    def __call__(self, *args):
+        return self.forward(*args)
+
+    def _inputs(self):
+        """The inputs of the last forward; RuntimeError when there was none."""
+        if self._saved is None:
+            raise RuntimeError(f"{type(self).__name__}.backward called before forward: no input is saved. Call "
+                               f"the layer (or {self._forward_form}) first; backward(grad_output) then returns "
+                               f"{self._gradient}.")
+        return self._saved
+
+    def clear(self):
+        """Drop the inputs saved for backward (frees them when nothing else holds them)."""
+        self._saved = None
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.extra_repr()})"
+
+
+class GELU(_Layer):
     """Gaussian Error Linear Unit layer: ``GELU(x) = x * Phi(x)`` elementwise.
 
     Parameters
@@ -67,11 +92,13 @@ class GELU:
     GELU(approximate='tanh', inplace=True)
     """
 
+    _forward_form = "forward(x)"
+    _gradient = "grad_output * GELU'(x)"
+
     def __init__(self, approximate="none", inplace=False):
         _variant(approximate, "GELU")
         self.approximate = approximate
         self.inplace = bool(inplace)
-        self._saved = None
 
     def forward(self, x):
         """GELU(x); with inplace=True the result is written into x and x is returned."""
@@ -92,29 +119,18 @@ class GELU:
         self._saved = saved
         return x
 
-    __call__ = forward
-
     def backward(self, grad_output):
         """grad_output * GELU'(x), x being the input of the last forward, shaped like x (a grad_output that
         broadcast x to a larger shape gives the sum over the broadcast axes, as autograd does)."""
-        if self._saved is None:
-            raise RuntimeError("GELU.backward called before forward: no input is saved. Call the layer "
-                               "(or forward(x)) first; backward(grad_output) then returns grad_output * GELU'(x).")
-        return _sum_to(gelu_grad(self._saved, grad_output, self.approximate), np.shape(self._saved))
-
-    def clear(self):
-        """Drop the input saved for backward (frees it when nothing else holds it)."""
-        self._saved = None
+        x = self._inputs()
+        return _sum_to(gelu_grad(x, grad_output, self.approximate), np.shape(x))
 
     def extra_repr(self):
         s = f"approximate={self.approximate!r}"
         return s + ", inplace=True" if self.inplace else s
 
-    def __repr__(self):
-        return f"{type(self).__name__}({self.extra_repr()})"
 
-
-class GeGLU:
+class GeGLU(_Layer):
     """Gated GELU layer: ``GELU(gate) * up``, the activation of Gemma's and T5 v1.1's MLPs.
 
     ``y = layer(x)`` splits x into gate and up halves along `axis` (gate first); ``y = layer(gate, up)``
@@ -141,6 +157,8 @@ class GeGLU:
     array([[ 2.16663094, -0.24994641,  0.84134475, -0.15865525]])
     """
 
+    _gradient = "its gradient"
+
     def __init__(self, approximate="none", axis=-1):
         _gated(approximate, "GeGLU")
         self.approximate = approximate
@@ -148,7 +166,6 @@ class GeGLU:
             self.axis = operator.index(axis)
         except TypeError:
             raise TypeError(f"GeGLU: axis must be an integer; got {type(axis).__name__}") from None
-        self._saved = None
 
     def forward(self, x, up=None):
         """GELU(gate) * up, from halves of x or from (gate, up)."""
@@ -160,27 +177,15 @@ class GeGLU:
             self._saved = (x, up)
         return y
 
-    __call__ = forward
-
     def backward(self, grad_output):
         """dx for forward(x), or (dgate, dup) for forward(gate, up)."""
-        if self._saved is None:
-            raise RuntimeError("GeGLU.backward called before forward: no input is saved. Call the layer "
-                               "(or forward) first; backward(grad_output) then returns its gradient.")
-        if len(self._saved) == 1:
-            x = self._saved[0]
-            return geglu_grad(x, grad_output, self.approximate, axis=self.axis)
-        gate, up = self._saved
+        saved = self._inputs()
+        if len(saved) == 1:
+            return geglu_grad(saved[0], grad_output, self.approximate, axis=self.axis)
+        gate, up = saved
         dgate, dup = gelu_mul_grad(gate, up, grad_output, self.approximate)
         return _sum_to(dgate, np.shape(gate)), _sum_to(dup, np.shape(up))
-
-    def clear(self):
-        """Drop the inputs saved for backward."""
-        self._saved = None
 
     def extra_repr(self):
         s = f"approximate={self.approximate!r}"
         return s + f", axis={self.axis}" if self.axis != -1 else s
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self.extra_repr()})"

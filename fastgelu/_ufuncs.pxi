@@ -1,5 +1,5 @@
 # The ufunc objects. NumPy wants one C function per (ufunc, dtype) with its loop signature. Each entry below
-# fixes the storage type; the variant comes in through the loop's `data` pointer type, so `fwd_f[VTanh]` is
+# fixes the storage type; the variant comes in through the loop's `data` pointer type (a tag of _variants.pxi), so `fwd_f[VTanh]` is
 # the float32 tanh loop. (NumPy passes data as void*; the tag pointers are never dereferenced.)
 
 from numpy cimport PyUFuncGenericFunction, NPY_FLOAT, NPY_DOUBLE, NPY_FLOAT16 as NPY_HALF
@@ -42,7 +42,7 @@ _types_grad[:] = [NPY_HALF, NPY_HALF, NPY_HALF, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT,
                   NPY_DOUBLE]
 
 # Names and docstrings must outlive the ufuncs too; NumPy stores the char pointers.
-_NAMES = (b"gelu", b"gelu_tanh", b"gelu_sigmoid", b"gelu_grad", b"gelu_tanh_grad", b"gelu_sigmoid_grad")
+_NAMES = tuple(ufunc_name(v, k).encode() for k in ("", "_grad") for v in VARIANTS)   # rows of _funcs
 _DOCS = (
     b"gelu(x, /, out=None, *, where=True, ...)\n\nExact GELU, x*Phi(x), Phi the standard normal CDF.",
     b"gelu_tanh(x, /, out=None, *, where=True, ...)\n\n"
@@ -89,7 +89,7 @@ def _double_to_bf16_bits(y):
 
 
 def _fill_fwd16_tables():
-    """The 16-bit forward tables (_loops.pxi): every input through the float64 kernel, rounded once."""
+    """The 16-bit forward tables (_storage.pxi): every input through the float64 kernel, rounded once."""
     import numpy as np
     cdef int vi, i
     cdef unsigned short[::1] col
@@ -97,7 +97,8 @@ def _fill_fwd16_tables():
     with np.errstate(all="ignore"):  # signalling NaN patterns raise "invalid" when widened
         x_half = bits.astype(np.uint16).view(np.float16).astype(np.float64)
         x_bf16 = (bits << 16).view(np.float32).astype(np.float64)
-    for vi, name in enumerate(("gelu", "gelu_tanh", "gelu_sigmoid")):
+    for vi, v in enumerate(VARIANTS):
+        name = ufunc_name(v)
         with np.errstate(all="ignore"):
             tabs = (UFUNCS[name](x_half).astype(np.float16).view(np.uint16),
                     _double_to_bf16_bits(UFUNCS[name](x_bf16)))
@@ -146,8 +147,7 @@ _gm_types_fwd[:] = [NPY_HALF] * 3 + [NPY_FLOAT] * 3 + [NPY_DOUBLE] * 3
 cdef char _gm_types_grad[15]
 _gm_types_grad[:] = [NPY_HALF] * 5 + [NPY_FLOAT] * 5 + [NPY_DOUBLE] * 5
 
-_GM_NAMES = (b"gelu_mul", b"gelu_tanh_mul", b"gelu_sigmoid_mul",
-             b"gelu_mul_grad", b"gelu_tanh_mul_grad", b"gelu_sigmoid_mul_grad")
+_GM_NAMES = tuple(ufunc_name(v, k).encode() for k in ("_mul", "_mul_grad") for v in VARIANTS)
 _GM_DOCS = (
     b"gelu_mul(gate, up, /, out=None, *, where=True, ...)\n\nGated GELU: gelu(gate)*up, exact GELU.",
     b"gelu_tanh_mul(gate, up, /, out=None, *, where=True, ...)\n\nGated GELU: gelu_tanh(gate)*up.",

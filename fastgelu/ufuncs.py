@@ -8,19 +8,7 @@ from ._dispatch import load as _load
 
 ISA, _kernels = _load()
 
-gelu = _kernels.UFUNCS["gelu"]
-gelu_tanh = _kernels.UFUNCS["gelu_tanh"]
-gelu_sigmoid = _kernels.UFUNCS["gelu_sigmoid"]
-gelu_grad = _kernels.UFUNCS["gelu_grad"]
-gelu_tanh_grad = _kernels.UFUNCS["gelu_tanh_grad"]
-gelu_sigmoid_grad = _kernels.UFUNCS["gelu_sigmoid_grad"]
-gelu_mul = _kernels.UFUNCS["gelu_mul"]
-gelu_tanh_mul = _kernels.UFUNCS["gelu_tanh_mul"]
-gelu_sigmoid_mul = _kernels.UFUNCS["gelu_sigmoid_mul"]
-gelu_mul_grad = _kernels.UFUNCS["gelu_mul_grad"]
-gelu_tanh_mul_grad = _kernels.UFUNCS["gelu_tanh_mul_grad"]
-gelu_sigmoid_mul_grad = _kernels.UFUNCS["gelu_sigmoid_mul_grad"]
-
 __all__ = ["gelu", "gelu_tanh", "gelu_sigmoid", "gelu_grad", "gelu_tanh_grad", "gelu_sigmoid_grad",
            "gelu_mul", "gelu_tanh_mul", "gelu_sigmoid_mul", "gelu_mul_grad", "gelu_tanh_mul_grad",
            "gelu_sigmoid_mul_grad"]
+globals().update({name: _kernels.UFUNCS[name] for name in __all__})

@@ -8,8 +8,7 @@ import pytest
 import fastgelu
 from fastgelu import ufuncs
 
-VARIANTS = {"none": (ufuncs.gelu, ufuncs.gelu_grad), "tanh": (ufuncs.gelu_tanh, ufuncs.gelu_tanh_grad),
-            "sigmoid": (ufuncs.gelu_sigmoid, ufuncs.gelu_sigmoid_grad)}
+from common import RAW as VARIANTS
 
 
 @pytest.mark.parametrize("approximate", VARIANTS)

@@ -4,17 +4,8 @@ import pytest
 
 import fastgelu
 
-APPROX = ["none", "tanh", "sigmoid"]
-
-
-def dtypes():
-    out = [np.float16, np.float32, np.float64]
-    try:
-        import ml_dtypes
-        out.append(ml_dtypes.bfloat16)
-    except ImportError:
-        pass
-    return out
+from common import APPROXIMATE as APPROX
+from common import DTYPES
 
 
 def same_bits(a, b):
@@ -22,7 +13,7 @@ def same_bits(a, b):
         np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
 
 
-@pytest.mark.parametrize("dtype", dtypes())
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("approximate", APPROX)
 @pytest.mark.parametrize("shape", [(7,), (3, 5), (64, 3072), (2, 3, 4), (1000, 37), (40000, 3)])
 def test_bias_equals_gelu_of_sum(dtype, approximate, shape, rng):

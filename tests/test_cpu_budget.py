@@ -78,8 +78,24 @@ def test_no_cgroup_filesystem(tmp_path, eight_cpus):
     assert _threads.budget(str(tmp_path))[0] == 8
 
 
-def test_affinity_count_matches_os():
-    assert _threads.affinity_count() == len(os.sched_getaffinity(0))
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs sched_setaffinity and at least two CPUs in this process's mask")
+def test_affinity_mask_caps_the_budget_and_the_team(tmp_path):
+    """A process restricted to one CPU (as by taskset) counts one, takes a budget of one thread whatever the
+    machine's CPU count, and its calls use one thread; a mask of two keeps two."""
+    import fastgelu
+    code = ("import os, sys; os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:int(sys.argv[1])])); "
+            "import fastgelu; from fastgelu import _threads; c = fastgelu.get_config(); "
+            "print(_threads.affinity_count(), _threads.budget()[0], c['num_threads'], c['threads_from'])")
+    for k in (1, 2):
+        out = subprocess.run([sys.executable, "-c", code, str(k)], capture_output=True, text=True, check=True,
+                             env={**{n: v for n, v in os.environ.items() if n != "OMP_NUM_THREADS"},
+                                  "FASTGELU_CGROUP_ROOT": str(tmp_path)}).stdout.split(maxsplit=3)
+        assert out[:2] == [str(k), str(k)], out
+        if fastgelu.get_config()["openmp"]:
+            assert int(out[2]) <= k, out
+            if k == 1:
+                assert "affinity mask (1 of" in out[3], out
 
 
 def run(code, **env):

@@ -12,23 +12,7 @@ da = pytest.importorskip("dask.array")
 import fastgelu  # noqa: E402
 from fastgelu import ufuncs  # noqa: E402
 
-APPROXIMATE = ["none", "tanh", "sigmoid"]
-RAW = {"none": (ufuncs.gelu, ufuncs.gelu_grad), "tanh": (ufuncs.gelu_tanh, ufuncs.gelu_tanh_grad),
-       "sigmoid": (ufuncs.gelu_sigmoid, ufuncs.gelu_sigmoid_grad)}
-
-
-def _dtypes():
-    out = [np.float32, np.float64, np.float16]
-    try:
-        import ml_dtypes
-        out.append(ml_dtypes.bfloat16)
-    except ImportError:
-        pass
-    return out
-
-
-DTYPES = _dtypes()
-dtype_id = lambda d: np.dtype(d).name  # noqa: E731
+from common import APPROXIMATE, DTYPES, RAW, dtype_id  # noqa: E402
 
 # blocks that are ragged and, for the column splits, strided views of x
 SHAPE, CHUNKS = (301, 67), (100, 20)

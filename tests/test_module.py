@@ -6,20 +6,7 @@ import pytest
 import fastgelu
 from fastgelu._module import GELU
 
-APPROXIMATE = ["none", "tanh", "sigmoid"]
-
-
-def _dtypes():
-    out = [np.float32, np.float64, np.float16]
-    try:
-        import ml_dtypes
-        out.append(ml_dtypes.bfloat16)
-    except ImportError:
-        pass
-    return out
-
-
-DTYPES = _dtypes()
+from common import APPROXIMATE, DTYPES
 
 
 @pytest.mark.parametrize("approximate", APPROXIMATE)

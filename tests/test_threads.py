@@ -67,7 +67,7 @@ def test_config_keys():
     assert cfg["version"] == fastgelu.__version__
 
 
-# ---- the threading policy in _loops.pxi: load cap and back-off, driven by recorded traces ----------------
+# ---- the threading policy in _threads_policy.pxi: load cap and back-off, driven by recorded traces ----------------
 
 @pytest.fixture
 def kernels():

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 import fastgelu  # noqa: E402
 import fastgelu.torch as fgt  # noqa: E402
 
-APPROXIMATE = ["none", "tanh", "sigmoid"]
+from common import APPROXIMATE  # noqa: E402
 F = torch.nn.functional
 
 

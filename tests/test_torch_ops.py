@@ -6,16 +6,9 @@ torch = pytest.importorskip("torch")
 
 import fastgelu.torch as fgt  # noqa: E402
 
-try:
-    import ml_dtypes  # noqa: F401
-    HAVE_ML_DTYPES = True
-except ImportError:
-    HAVE_ML_DTYPES = False
-# bfloat16 tensors go through ml_dtypes (the optional [bf16] extra): without it they raise a TypeError
-BF16 = pytest.param(torch.bfloat16, id="torch.bfloat16", marks=pytest.mark.skipif(
-    not HAVE_ML_DTYPES, reason='bfloat16 needs ml_dtypes: pip install "fastgelu[bf16]"'))
+from common import APPROXIMATE, torch_bf16  # noqa: E402
 
-APPROXIMATE = ["none", "tanh", "sigmoid"]
+BF16 = torch_bf16(torch)
 ops = torch.ops.fastgelu
 
 

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 import fastgelu.torch as fgt  # noqa: E402
 
-APPROXIMATE = ["none", "tanh", "sigmoid"]
+from common import APPROXIMATE  # noqa: E402
 
 
 def model(approximate="none", seed=0):

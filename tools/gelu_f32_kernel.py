@@ -24,12 +24,16 @@ FLAGS = {"avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mav
 
 FUNCS = {"gelu": "gx_f_gelu_block", "gelu_tanh": "gs_f_tanh_block", "gelu_sigmoid": "gs_f_sig_block"}
 SRC = os.path.join(HERE, "..", "fastgelu", "src")
+HOOK = os.path.join(HERE, "bound_f32_hook.h")
 
 
 def kernel_source():
-    code = '#define FASTGELU_F32_FWD 1\n#include "fg_fp.h"\n#include "fg_xsig_f32.h"\n'
-    for name in sorted(os.listdir(SRC)):          # the headers' text, so that a change rebuilds
-        code += f"/* {name}: {hashlib.sha1(open(os.path.join(SRC, name), 'rb').read()).hexdigest()} */\n"
+    # -DGX_F_BOUND (tools/bound_f32.py) takes each segment over by tools/bound_f32_hook.h
+    code = ('#define FASTGELU_F32_FWD 1\n#ifdef GX_F_BOUND\n#include "bound_f32_hook.h"\n#endif\n'
+            '#include "fg_fp.h"\n#include "fg_gelu_f32.h"\n#include "fg_xsig_f32.h"\n')
+    paths = [os.path.join(SRC, name) for name in sorted(os.listdir(SRC))] + [HOOK]
+    for path in paths:                            # the headers' text, so that a change rebuilds
+        code += f"/* {os.path.basename(path)}: {hashlib.sha1(open(path, 'rb').read()).hexdigest()} */\n"
     for name, fn in FUNCS.items():
         grad = fn.replace("_block", "_grad_block")
         code += (f"\nvoid {name}_all(const float* x, float* y, long n) {{ {fn}(x, y, n); }}\n"
@@ -39,7 +43,7 @@ def kernel_source():
 
 def build(isa, extra=()):
     """The kernels' shared library for isa, compiled once per source and flags; extra: more compiler flags
-    (tools/bound_f32.py: the package's optimization level, -DGX_F_BOUND)"""
+    (tools/bound_f32.py: the package's optimization level, -DGX_F_BOUND for tools/bound_f32_hook.h)"""
     code = kernel_source()
     tag = hashlib.sha1((isa + " ".join(extra) + code).encode()).hexdigest()[:12]
     lib = os.path.join(tempfile.gettempdir(), f"fastgelu_f32_kernel_{isa}_{tag}.so")
@@ -50,7 +54,7 @@ def build(isa, extra=()):
                 f.write(code)
             out = os.path.join(tmp, "k.so")
             cc = os.environ.get("CC", "cc").split()
-            subprocess.run(cc + ["-O2", "-fPIC", "-shared", "-I", SRC, c, "-o", out, "-lm"] + FLAGS[isa] + list(extra),
+            subprocess.run(cc + ["-O2", "-fPIC", "-shared", "-I", SRC, "-I", HERE, c, "-o", out, "-lm"] + FLAGS[isa] + list(extra),
                            check=True)
             os.replace(out, lib)          # atomic: sweep workers may build at once
     return lib

@@ -3,7 +3,7 @@ the calling thread only and with the OpenMP team, in one process (run it on a qu
 
     python tools/measure_threshold.py
 
-The threshold is PARALLEL_MIN in fastgelu/_loops.pxi (the tuning hook _parallel_min() sets it at run time).
+The threshold is PARALLEL_MIN in fastgelu/_threads_policy.pxi (the tuning hook _parallel_min() sets it at run time).
 """
 import numpy as np
 

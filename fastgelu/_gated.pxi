@@ -1,0 +1,232 @@
+# ---- gated GELU: GELU(gate)*up and its gradient ------------------------------------------------------------
+#
+# gelu_mul(gate, up) = GELU(gate)*up;  gelu_mul_grad(gate, up, dy) = (dy*up*GELU'(gate), dy*GELU(gate)).
+# A chunk's GELU(gate) comes from the variant's block function into a stack buffer and is multiplied by up;
+# the gradient's first output is the variant's gradient block with dy*up as its dy. So the error is the block
+# function's plus one rounding (float16/bfloat16: computed in float32, rounded once to 16 bits at the end).
+# Where the rounded GELU(gate) has lost its relative accuracy the product would magnify that: a float32
+# GELU(gate) that is subnormal or zero from a nonzero gate (gate < ~-13 for the exact form) while |up| is as
+# large as 1e38. Those lanes (rare: found by one summary per chunk) are gathered and take GELU(gate) from one
+# float64 block call and the product in double, rounded once. float64 has nothing wider: a GELU(gate) that
+# underflowed to 0 from a finite gate stands for a tiny number of the gate's sign, so an infinite up gives
+# +-inf there (the exact product's, not NaN); a subnormal GELU(gate) (gate < ~-37.6) times a huge up keeps the
+# absolute error of that subnormal (docs/gated.md). dy*up that overflows from finite factors is redone the same way (float32: in double;
+# float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN (GELU'(gate)
+# underflowed: the exact product is -dy*up). Everything lands in stack buffers before any output is written,
+# so out=gate / out=up (exact aliasing) and the output-behind-input overlaps NumPy lets through read every
+# input before it is overwritten.
+
+from libc.math cimport copysign, fabsf as _gm_fabsf
+from libc.string cimport memcpy as _gm_memcpy
+
+cdef extern from "<float.h>":
+    const float FLT_MIN
+    const float FLT_MAX
+    const double DBL_MAX
+
+cdef enum:
+    GM_CHUNK = 1024   # elements per chunk: ~150 KiB of stack for the gradient (loads, buffers, fix-up lists)
+
+
+cdef inline double gm_prod(double g, double f, double u) noexcept nogil:
+    """f*u with f = GELU(g); f == 0 from a finite nonzero g is a tiny number of g's sign: an infinite u gives
+    +-u."""
+    if f == 0 and g != 0 and fabs(g) != INFINITY and fabs(u) == INFINITY:
+        return u if g > 0 else -u
+    return f * u
+
+
+cdef inline bint gm_lost(real g, real f) noexcept nogil:
+    # float32: GELU(g) below the normal range from a nonzero g; float64: underflowed to 0
+    if real is float:
+        return (_gm_fabsf(f) < FLT_MIN) & (g != 0)
+    else:
+        return (f == 0) & (g != 0)
+
+
+cdef inline bint gm_overflow(real a, real b, real p) noexcept nogil:
+    # p = a*b is not finite while a and b are
+    if real is float:
+        return (not (_gm_fabsf(p) <= FLT_MAX)) & (_gm_fabsf(a) <= FLT_MAX) & (_gm_fabsf(b) <= FLT_MAX)
+    else:
+        return (not (fabs(p) <= DBL_MAX)) & (fabs(a) <= DBL_MAX) & (fabs(b) <= DBL_MAX)
+
+
+cdef inline bint gm_nan_of_inf(real g, real w, real r) noexcept nogil:
+    # r = w*GELU'(g) came out NaN from an infinite w and a finite g: GELU'(g) underflowed (g far negative),
+    # while the exact value is a tiny negative number, so the product is -w
+    if real is float:
+        return (r != r) & (_gm_fabsf(w) == INFINITY) & (_gm_fabsf(g) <= FLT_MAX)
+    else:
+        return (r != r) & (fabs(w) == INFINITY) & (fabs(g) <= DBL_MAX)
+
+
+cdef inline npy_intp gm_count_lost(const real* g, const real* f, npy_intp m) noexcept nogil:
+    cdef npy_intp i, k = 0
+    for i in range(m):
+        k += gm_lost(g[i], f[i])
+    return k
+
+
+cdef inline npy_intp gm_gather_lost(const real* g, const real* f, npy_intp m, npy_intp* idx,
+                                    double* gd) noexcept nogil:
+    cdef npy_intp i, k = 0
+    for i in range(m):
+        if gm_lost(g[i], f[i]):
+            idx[k] = i
+            gd[k] = g[i]
+            k += 1
+    return k
+
+
+cdef inline void gm_fix_lost(const real* g, const real* fac, real* y, const npy_intp* idx, double* gd, double* fd,
+                             npy_intp k, variant* v) noexcept nogil:
+    """y[i] = GELU(g[i]) * fac[i] for the k lanes idx whose block result lost its relative accuracy (gd: their
+    gates): float32 from the float64 block function, in double, rounded once; float64 as gm_prod."""
+    cdef npy_intp j
+    if real is float:
+        fwd_block(gd, fd, k, v)
+        for j in range(k):
+            y[idx[j]] = <float>gm_prod(gd[j], fd[j], fac[idx[j]])
+    else:
+        for j in range(k):
+            y[idx[j]] = gm_prod(gd[j], copysign(0.0, gd[j]), fac[idx[j]])   # the block's +-0
+
+
+cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m, variant* v) noexcept nogil:
+    cdef real fb[GM_CHUNK]
+    cdef npy_intp idx[GM_CHUNK]
+    cdef double gd[GM_CHUNK]
+    cdef double fd[GM_CHUNK]
+    cdef npy_intp i, k
+    fwd_block(g, fb, m, v)
+    k = gm_count_lost(g, fb, m)
+    if k:
+        k = gm_gather_lost(g, fb, m, idx, gd)
+    for i in range(m):
+        fb[i] = fb[i] * u[i]
+    if k:
+        gm_fix_lost(g, u, fb, idx, gd, fd, k, v)
+    _gm_memcpy(y, fb, m * sizeof(real))
+
+
+cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
+                               variant* v) noexcept nogil:
+    cdef real fb[GM_CHUNK]
+    cdef real wb[GM_CHUNK]
+    cdef real gb[GM_CHUNK]
+    cdef npy_intp idx[GM_CHUNK]
+    cdef npy_intp oidx[GM_CHUNK]
+    cdef double gd[GM_CHUNK]
+    cdef double fd[GM_CHUNK]
+    cdef double wd[GM_CHUNK]
+    cdef npy_intp i, j, k = 0, ko = 0
+    fwd_block(g, fb, m, v)
+    for i in range(m):
+        wb[i] = dy[i] * u[i]
+    grad_block(g, wb, gb, m, v)
+    for i in range(m):
+        k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i]) | gm_nan_of_inf(g[i], wb[i], gb[i])
+    if k:
+        k = gm_gather_lost(g, fb, m, idx, gd)
+        for i in range(m):
+            if gm_overflow(dy[i], u[i], wb[i]):
+                oidx[ko] = i
+                ko += 1
+            elif gm_nan_of_inf(g[i], wb[i], gb[i]):
+                gb[i] = -wb[i]
+    for i in range(m):
+        fb[i] = fb[i] * dy[i]
+    if k:
+        gm_fix_lost(g, dy, fb, idx, gd, fd, k, v)
+    if ko:
+        # dy*up overflowed: float32 through the float64 gradient block with dy*up exact in double; float64
+        # as dy*GELU'(gate) first, then times up
+        for j in range(ko):
+            gd[j] = g[oidx[j]]
+            wd[j] = <double>dy[oidx[j]] * <double>u[oidx[j]] if real is float else dy[oidx[j]]
+        grad_block(gd, wd, fd, ko, v)
+        for j in range(ko):
+            if real is float:
+                gb[oidx[j]] = <float>fd[j]
+            else:
+                gb[oidx[j]] = fd[j] * u[oidx[j]]
+    _gm_memcpy(dg, gb, m * sizeof(real))
+    _gm_memcpy(du, fb, m * sizeof(real))
+
+
+cdef inline void gm_fwd_piece(char* pg, char* pu, char* py, npy_intp sg, npy_intp su, npy_intp sy, npy_intp n,
+                              stored* r, variant* v) noexcept nogil:
+    cdef npy_intp c, m, z = sizeof(stored)
+    cdef float fg[GM_CHUNK]
+    cdef float fu[GM_CHUNK]
+    cdef float fo[GM_CHUNK]
+    cdef double dg[GM_CHUNK]
+    cdef double du[GM_CHUNK]
+    cdef double dout[GM_CHUNK]
+    if depends_on_output(pg, sg, py, sy, n) or depends_on_output(pu, su, py, sy, n):
+        # reduce/accumulate: an input is an earlier output, so elements go one at a time, in order
+        for c in range(n):
+            gm_fwd_piece(pg + c * sg, pu + c * su, py + c * sy, 0, 0, 0, 1, r, v)
+        return
+    c = 0
+    while c < n:
+        m = n - c if n - c < GM_CHUNK else GM_CHUNK
+        if (stored is float or stored is double) and sg == z and su == z and sy == z:
+            gm_fwd_chunk(<const stored*>(pg + c * z), <const stored*>(pu + c * z), <stored*>(py + c * z), m, v)
+        else:
+            load(pg + c * sg, sg, m, r, fg, dg)
+            load(pu + c * su, su, m, r, fu, du)
+            if stored is double:
+                gm_fwd_chunk(dg, du, dout, m, v)
+            else:
+                gm_fwd_chunk(fg, fu, fo, m, v)
+            store(py + c * sy, sy, m, r, fo, dout)
+        c += GM_CHUNK
+
+
+cdef inline void gm_grad_piece(char** p, const npy_intp* s, npy_intp n, stored* r, variant* v) noexcept nogil:
+    """p, s: gate, up, dy, dgate, dup (pointers and strides)."""
+    cdef npy_intp c, m, i, j, z = sizeof(stored)
+    cdef char* q[5]
+    cdef npy_intp zero[5]
+    cdef float fg[GM_CHUNK]
+    cdef float fu[GM_CHUNK]
+    cdef float fd[GM_CHUNK]
+    cdef float fo1[GM_CHUNK]
+    cdef float fo2[GM_CHUNK]
+    cdef double dg[GM_CHUNK]
+    cdef double du[GM_CHUNK]
+    cdef double dd[GM_CHUNK]
+    cdef double do1[GM_CHUNK]
+    cdef double do2[GM_CHUNK]
+    cdef bint serial = False
+    for i in range(3):
+        for j in range(3, 5):
+            serial = serial or depends_on_output(p[i], s[i], p[j], s[j], n)
+    if serial:
+        for j in range(5):
+            zero[j] = 0
+        for c in range(n):
+            for j in range(5):
+                q[j] = p[j] + c * s[j]
+            gm_grad_piece(q, zero, 1, r, v)
+        return
+    c = 0
+    while c < n:
+        m = n - c if n - c < GM_CHUNK else GM_CHUNK
+        if (stored is float or stored is double) and s[0] == z and s[1] == z and s[2] == z and s[3] == z \
+                and s[4] == z:
+            gm_grad_chunk(<const stored*>(p[0] + c * z), <const stored*>(p[1] + c * z),
+                          <const stored*>(p[2] + c * z), <stored*>(p[3] + c * z), <stored*>(p[4] + c * z), m, v)
+        else:
+            load(p[0] + c * s[0], s[0], m, r, fg, dg)
+            load(p[1] + c * s[1], s[1], m, r, fu, du)
+            load(p[2] + c * s[2], s[2], m, r, fd, dd)
+            if stored is double:
+                gm_grad_chunk(dg, du, dd, do1, do2, m, v)
+            else:
+                gm_grad_chunk(fg, fu, fd, fo1, fo2, m, v)
+            store(p[3] + c * s[3], s[3], m, r, fo1, do1)
+            store(p[4] + c * s[4], s[4], m, r, fo2, do2)
+        c += GM_CHUNK

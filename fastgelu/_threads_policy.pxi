@@ -1,0 +1,335 @@
+# The threading policy: how many threads a call uses (threads_for), and what a call reports afterwards
+# (load_report, team_report) so that the next calls adapt; the Python hooks that set and read it. Nothing
+# here runs a parallel region: that is _driver.pxi, the policy's one caller. fastgelu._threads works out the
+# process's CPU budget; docs/threads.md measures the policy.
+
+# ---- threading policy (the only place that decides how many threads a call uses) -------------------------
+#
+# How many threads a call may use is the smallest of: OpenMP's limit for the calling thread
+# (omp_get_max_threads: OMP_NUM_THREADS, threadpoolctl, the affinity mask), fastgelu.set_num_threads, the
+# process's CPU budget (affinity mask and cgroup CPU quota, from fastgelu._threads; not applied when
+# OMP_NUM_THREADS is set), and two caps that follow the machine (below). Each is a ceiling: nothing here
+# ever raises a team above what the user allowed.
+#
+# Load cap. A team collapses when the machine has more runnable threads than CPUs: its master waits at the
+# closing barrier for a worker the scheduler has not run, while idle OpenMP workers elsewhere spin. The
+# kernel counts the runnable threads of the whole machine (the 4th field of /proc/loadavg, R/T), so every
+# LOAD_PERIOD_NS a call samples it -- from inside its parallel region, where the team's own threads are all
+# runnable, so the others are that count less the team (and less the idle workers of a larger team that
+# ran in the last SPIN_NS: they may still spin). With more runnable threads than usable CPUs at
+# two samples in a row the call's successors take their proportional share, used * usable / (used +
+# others); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
+# the full team. P processes on C cores settle at about C / P threads each (1 each from P >= C), a quiet
+# machine keeps its whole team, and the sample costs one pread of a small proc file every few milliseconds
+# (calls capped to one thread sample on the calling thread). Tasks on CPUs outside the affinity mask count
+# in proportion to the CPUs the mask holds.
+#
+# Back-off. Where the count cannot see the contention (a hypervisor's other guests; a worker asleep so long
+# that waking it costs more than its piece, as on a VM that halts idle vCPUs), the call's own timing
+# does: a worker that started its piece more than half a piece (plus LATE_SLACK_NS) after the call began
+# made the team slower than fewer threads. Start times do not depend on the data, so pieces of uneven work
+# (wide inputs, sorted inputs, memory-bound pieces) are never late. After two late calls in a row (one
+# while calls were late recently) calls use half the threads for BACKOFF_MIN_NS, doubling while it
+# persists up to BACKOFF_MAX_NS, then one call tries the whole team again.
+
+# Below this many elements a call runs on the calling thread: waking the OpenMP team costs about as much
+# as computing ~4K elements (tools/measure_threshold.py; docs/performance.md has the figures).
+cdef npy_intp PARALLEL_MIN = 8192
+cdef int _user_threads = 0        # set_num_threads(); 0 = follow OpenMP (OMP_NUM_THREADS, threadpoolctl)
+cdef int _budget_threads = 0      # CPU budget of the process (affinity, cgroup quota); 0 = no cap
+cdef bint _forked_child = False   # GNU libgomp's pool does not survive fork(): a child runs serially
+
+cdef bint _adaptive = True
+
+# load cap
+cdef long long LOAD_PERIOD_NS = 4000000      # a sample every 4 ms at most (one pread of a small proc file)
+cdef long long _next_sample = 0              # fg_now_ns() from which the next call samples
+cdef int _load_cap = 0                       # threads the last sample allows; 0 = the whole team
+cdef int _cpus_online = 0, _cpus_usable = 0  # test overrides (0: ask the system at each sample)
+cdef int _last_runnable = -1, _last_usable = 0, _last_online = 0
+cdef long long _samples = 0, _load_capped = 0
+cdef bint _overloaded = False                # the last sample saw more runnable threads than CPUs
+cdef int _calm = 0                           # samples in a row that found CPUs idle
+cdef int _trace[32][4]                       # the last 32 samples: runnable, used, usable, cap (0 = none)
+cdef int _pool_nt = 0                        # the largest team of the last SPIN_NS: its idle workers may
+cdef long long _pool_until = 0               # still spin (GNU libgomp: GOMP_SPINCOUNT)
+cdef long long SPIN_NS = 20000000            # 20 ms
+
+# back-off
+cdef long long BACKOFF_MIN_NS = 100000000    # 100 ms
+cdef long long BACKOFF_MAX_NS = 1000000000   # 1 s: on a still-busy machine, one late call a second
+cdef long long LATE_SLACK_NS = 50000         # lateness below 50 us is noise, whatever the piece size
+cdef int _backoff_cap = 0                    # threads allowed while backing off; 0 = no cap
+cdef long long _backoff_until = 0            # fg_now_ns() when the cap ends
+cdef long long _backoff_ns = 0               # length of the last back-off (doubles while late)
+cdef long long QUIET_NS = 2000000000         # 2 s without a late call: start again from BACKOFF_MIN_NS
+cdef int QUIET_CALLS = 32                    # or this many team calls on time in a row (fast calls on a VM
+                                             # meet lone late ones often enough that the 2 s alone kept one
+                                             # back-off feeding the next forever; docs/threads.md)
+cdef int _on_time = 0                        # team calls on time since the last late one
+cdef int _strikes = 0                        # late calls in a row
+cdef long long _last_late = 0                # fg_now_ns() of the last late call
+cdef long long _late_calls = 0, _team_calls = 0
+cdef int _judged_nt = 0                      # team size of the last parallel call (see team_report)
+
+
+cdef inline int threads_wanted(npy_intp n) noexcept nogil:
+    """The user's limits for a call of n elements, before the caps that follow the machine."""
+    if n < PARALLEL_MIN or _forked_child:
+        return 1
+    cdef int nt = omp_get_max_threads()
+    if _user_threads > 0:
+        if _user_threads < nt:
+            nt = _user_threads
+    elif 0 < _budget_threads < nt:
+        nt = _budget_threads
+    # every thread gets at least half the threshold, so a call just above it does not pay for a team
+    cdef npy_intp cap = n // (PARALLEL_MIN // 2)
+    if nt > cap:
+        nt = <int>cap
+    return nt if nt > 1 else 1
+
+
+cdef inline int threads_capped(int nt) noexcept nogil:
+    if _load_cap > 0 and _load_cap < nt:
+        nt = _load_cap
+    if _backoff_cap > 0 and _backoff_cap < nt:
+        if fg_now_ns() < _backoff_until:
+            nt = _backoff_cap
+    return nt
+
+
+cdef inline int threads_allowed(npy_intp n) noexcept nogil:
+    """Threads a call of n elements would use now (no side effects)."""
+    return threads_capped(threads_wanted(n))
+
+
+cdef inline bint sample_due() noexcept nogil:
+    global _next_sample
+    if not _adaptive or fg_loadavg_fd_open() == 0:
+        return False
+    cdef long long now = fg_now_ns()
+    if now < _next_sample:
+        return False
+    _next_sample = now + LOAD_PERIOD_NS   # racy between calling threads: at worst two samples, not none
+    return True
+
+
+cdef inline int threads_for(npy_intp n, fg_team* team) noexcept nogil:
+    """Threads for a call of n elements; sets up `team` for the parallel path (a call that the load cap
+    keeps on one thread samples the load here instead, on the calling thread)."""
+    cdef int want = threads_wanted(n)
+    cdef int nt = threads_capped(want)
+    cdef bint sample = want > 1 and sample_due()
+    if nt == 1 and sample:
+        load_report(fg_runnable(), 1, want)
+        sample = False
+    team.sample = sample
+    team.want = want
+    return nt
+
+
+cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
+    """A load sample taken while `used` threads of this call were runnable, for a call that wanted `want`:
+    sets the load cap for the calls that follow."""
+    global _load_cap, _last_runnable, _last_usable, _last_online, _samples, _load_capped, _overloaded, _calm
+    if runnable <= 0 or not _adaptive:
+        return
+    cdef int usable = _cpus_usable if _cpus_usable > 0 else fg_cpus_usable()
+    cdef int online = _cpus_online if _cpus_online > 0 else fg_cpus_online()
+    if online <= 0:
+        return
+    if usable <= 0 or usable > online:
+        usable = online
+    _samples += 1
+    _last_runnable, _last_usable, _last_online = runnable, usable, online
+    cdef long long others = runnable - used, cap, spare
+    if others < 0:
+        others = 0
+    if fg_now_ns() < _pool_until and _pool_nt > used:
+        others -= _pool_nt - used    # our own idle workers, still spinning since a larger team ran
+        if others < 0:
+            others = 0
+    if usable < online:   # of the tasks on the machine, those on our CPUs, if spread evenly
+        others = (others * usable + online - 1) // online
+    if used + others > usable:
+        # a lone overloaded sample is a passing task (a daemon, another runtime's workers spinning down
+        # after its last call): the cap starts at the second in a row
+        if not _overloaded and _load_cap == 0:
+            _overloaded = True
+            cap = want
+        else:
+            cap = used * usable // (used + others)
+            if cap < 1:
+                cap = 1
+        _overloaded = True
+        _calm = 0
+    else:
+        _overloaded = False
+        spare = usable - used - others
+        _calm = _calm + 1 if spare > 0 else 0
+        if _load_cap == 0:
+            cap = want      # not capped: nothing to take back
+        elif spare <= 0 or _calm < 2:
+            cap = used      # grow only at the second sample in a row with CPUs idle: a lone gap between
+        else:               # busy ones (a process of many between two calls) lends no CPU
+            cap = used + (spare + 1) // 2
+    if cap >= want:
+        _load_cap = 0
+    else:
+        _load_cap = <int>cap
+        _load_capped += 1
+    cdef int* row = _trace[(_samples - 1) % 32]
+    row[0], row[1], row[2], row[3] = runnable, used, usable, _load_cap
+
+
+cdef inline void team_report(const fg_team* t) noexcept nogil:
+    """After a parallel call: its load sample, then the back-off when a worker started far behind."""
+    global _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
+    global _judged_nt, _on_time, _pool_nt, _pool_until
+    cdef long long lag = 0, work = 0, e, s
+    cdef int i, pieces = 0
+    if t.sample:
+        load_report(t.runnable, t.nt, t.want)
+    for i in range(t.nt):
+        e = t.end[i]
+        s = t.start[i]
+        if e and s:               # 0: an empty piece (or one past FG_TEAM_MAX)
+            pieces += 1
+            work += e - s
+            if s - t.t0 > lag:
+                lag = s - t.t0
+    if pieces == 0:
+        return
+    cdef long long now = fg_now_ns()
+    if t.nt >= _pool_nt or now >= _pool_until:
+        _pool_nt = t.nt
+        _pool_until = now + SPIN_NS
+    _team_calls += 1
+    if not _adaptive:
+        return
+    if t.nt != _judged_nt:
+        # the first call with a new team size starts its threads (libgomp creates them lazily): its late
+        # workers say nothing about the machine (the first call of a process is several times a quiet one)
+        _judged_nt = t.nt
+        return
+    # late: a worker started more than half the mean piece after the call began
+    if 2 * pieces * lag <= work + 2 * pieces * LATE_SLACK_NS:
+        _strikes = 0
+        _on_time += 1
+        if _backoff_cap > 0 and now >= _backoff_until:
+            _backoff_cap = 0      # the whole team ran on time after a back-off
+        if _backoff_ns > 0 and (now - _last_late > QUIET_NS or _on_time >= QUIET_CALLS):
+            _backoff_ns = 0       # and nothing was late for long: the machine is quiet again
+        return
+    _late_calls += 1
+    _on_time = 0
+    _last_late = now
+    # on a quiet machine a lone late call is noise (an interrupt, a daemon waking up): two in a row are
+    # needed, unless calls were late recently (then one whole-team call that ran on time was luck)
+    _strikes += 1
+    if _strikes < 2 and _backoff_ns == 0:
+        return
+    _strikes = 0
+    if _backoff_cap > 0 and now < _backoff_until:
+        _backoff_cap = _backoff_cap // 2 if _backoff_cap > 1 else 1
+    else:
+        _backoff_cap = t.nt // 2 if t.nt > 1 else 1
+        _backoff_ns = BACKOFF_MIN_NS if _backoff_ns == 0 else min(2 * _backoff_ns, BACKOFF_MAX_NS)
+    _backoff_until = now + _backoff_ns
+
+
+def _set_threads(int n):
+    """Thread cap for this kernel module (0 = follow OpenMP); see fastgelu.set_num_threads."""
+    global _user_threads
+    _user_threads = n
+    if n > 0:
+        omp_set_num_threads(n)
+
+
+def _set_budget(int n):
+    """The process's CPU budget (0 = none); fastgelu._threads works it out at import."""
+    global _budget_threads
+    _budget_threads = n if n > 0 else 0
+
+
+def _parallel_min(n=None):
+    """Tuning hook: the element count from which calls use threads (set it when n is given)."""
+    global PARALLEL_MIN
+    if n is not None:
+        PARALLEL_MIN = max(2, int(n))
+    return PARALLEL_MIN
+
+
+def _max_threads():
+    """Threads a large call would use now, from the calling thread."""
+    return threads_allowed(PARALLEL_MIN * 1024)
+
+
+def _load_source(path="/proc/loadavg"):
+    """Where load samples come from: a loadavg-format file (tests pass a fake one), or None for no samples.
+    Returns whether it could be opened."""
+    if path is None:
+        return bool(fg_load_source(NULL))
+    cdef bytes p = _os.fsencode(path)
+    return bool(fg_load_source(p))
+
+
+def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
+    """State of the policy, and test hooks that drive it as the loops do. adaptive: switch both caps on/off;
+    late=(t0, starts, ends, nt): report a parallel call's clock (fg_now_ns values; 0 = an empty piece);
+    load=(runnable, used, want): report a load sample taken while `used` threads of a call that wanted
+    `want` were runnable; cpus=(usable, online): the CPU counts the samples are judged against ((0, 0): ask
+    the system); reset: forget both caps and the counters."""
+    global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
+    global _judged_nt, _on_time, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
+    global _last_runnable, _last_usable, _last_online, _overloaded, _calm, _pool_nt, _pool_until
+    cdef fg_team t
+    if adaptive is not None:
+        _adaptive = bool(adaptive)
+        if not _adaptive:
+            _load_cap = _backoff_cap = 0
+    if cpus is not None:
+        _cpus_usable, _cpus_online = int(cpus[0]), int(cpus[1])
+    if reset:
+        _backoff_cap = _strikes = _on_time = _load_cap = 0
+        _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = 0
+        _samples = _load_capped = _last_usable = _last_online = _overloaded = _calm = 0
+        _pool_nt = _pool_until = 0
+        _last_runnable = -1
+    if load is not None:
+        load_report(int(load[0]), int(load[1]), int(load[2]))
+    if late is not None:
+        t0, starts, ends, nt = late
+        t.sample = 0
+        t.want = nt
+        fg_team_begin(&t, nt)
+        t.t0 = t0
+        for i in range(min(t.nt, len(ends))):
+            t.start[i] = starts[i]
+            t.end[i] = ends[i]
+        team_report(&t)
+    now = fg_now_ns()
+    return {"adaptive": bool(_adaptive), "cap": _backoff_cap if now < _backoff_until else 0,
+            "remaining_s": max(0, _backoff_until - now) / 1e9 if _backoff_cap else 0.0,
+            "late_calls": _late_calls, "team_calls": _team_calls, "now_ns": now,
+            "load_cap": _load_cap, "samples": _samples, "load_capped": _load_capped,
+            "runnable": _last_runnable, "usable": _last_usable, "online": _last_online,
+            "sampling": bool(fg_loadavg_fd_open()),
+            "trace": [tuple(_trace[i % 32][j] for j in range(4)) for i in range(max(0, _samples - 32), _samples)],
+            "user": _user_threads, "budget": _budget_threads, "openmp": omp_get_max_threads(),
+            "forked": bool(_forked_child)}
+
+
+def _after_fork_in_child():
+    global _forked_child
+    _forked_child = True
+
+
+import os as _os
+_os.register_at_fork(after_in_child=_after_fork_in_child)
+OPENMP = bool(FASTGELU_OPENMP)
+
+from fastgelu import _threads as _threads_mod
+_set_budget(_threads_mod.default_budget()[0])
+_load_source()

@@ -1,0 +1,214 @@
+"""What fastgelu's PyTorch operators share: tensor checks, NumPy views of tensors, the test for a call no
+tracer can watch, the operator library, and the ladder each operator climbs (CPU kernel, fake kernel,
+autograd kernel over an autograd.Function, vmap rule), written once for the plain (_torch_ops) and the
+gated (_torch_gated) operators. fastgelu.torch imports torch first and says what is missing."""
+import torch
+import torch.autograd.forward_ad as _fwAD
+
+from ._api import _variant
+
+_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+# ---- checks -------------------------------------------------------------------------------------------------
+
+def _check_approximate(approximate, who="fastgelu.torch"):
+    _variant(approximate, who)
+
+
+def _check_tensor(t, name="input", who="fastgelu.torch.gelu"):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{who}: {name} must be a torch.Tensor; got {type(t).__name__}")
+    if t.device.type != "cpu":
+        raise TypeError(f"{who}: {name} is on {t.device}; fastgelu computes on CPU tensors only "
+                        f"(use torch.nn.functional.gelu / torch.nn.GELU on other devices)")
+    _check_dtype_layout(t, name, who)
+
+
+def _check_dtype_layout(t, name, who):
+    if t.dtype not in _DTYPES:
+        raise TypeError(f"{who}: {name} has dtype {t.dtype}; supported: float32, float64, "
+                        f"float16, bfloat16")
+    if t.layout != torch.strided:
+        raise TypeError(f"{who}: {name} has layout {t.layout}; only dense (strided) tensors")
+
+
+# ---- NumPy views of tensors ---------------------------------------------------------------------------------
+
+def _bfloat16():
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        raise TypeError('fastgelu.torch: bfloat16 tensors need ml_dtypes: pip install "fastgelu[bf16]"') from e
+    return ml_dtypes.bfloat16
+
+
+def as_numpy(t):
+    """A NumPy array over the memory of CPU tensor `t`, same shape and strides, no copy.
+
+    bfloat16 (which NumPy lacks) is viewed as int16 by torch and as ml_dtypes.bfloat16 by NumPy.
+    Writing into the array writes into the tensor.
+    """
+    return _view(t.detach())
+
+
+def _view(t):
+    """as_numpy for a tensor that needs no gradient (saves the detach)."""
+    if t.is_neg():  # a lazily negated view has no memory of its own to share: materialize it
+        t = t.resolve_neg()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(_bfloat16())
+    return t.numpy()
+
+
+# ---- who watches a call -------------------------------------------------------------------------------------
+
+def _untraced(t):
+    """True when no tracer, transform or mode can watch an operator call on `t`, a dense CPU tensor: then
+    the kernel (or, for a gradient, the autograd Function) may run without the dispatcher (docs/pytorch.md,
+    "Eager call overhead"). Anything else goes through the operator. The watchers: dynamo (torch.compile, torch.export),
+    jit.trace (and the legacy ONNX exporter), forward AD, dispatch modes (FakeTensor, make_fx, AOTAutograd,
+    FlopCounter), torch.profiler (which records dispatcher calls), torch-function modes, tensor subclasses,
+    and batched and functorch-wrapped tensors (seen in their dispatch keys, which also say: dense, CPU)."""
+    return not (_compiling()  # first: dynamo folds it to True and must not meet the checks after it
+                or _fwAD._current_level >= 0 or _tracing_state() is not None
+                or _dispatch_modes() or _function_modes() or _profiling()) and type(t) is torch.Tensor \
+        and _dispatch_keys(t) in _PLAIN_KEYS
+
+
+def _unwatched(*tensors):
+    """_untraced, and autograd does not need to see the call either."""
+    grad = torch.is_grad_enabled()
+    return all(_untraced(t) and not (grad and t.requires_grad) for t in tensors)
+
+
+_tracing_state = torch._C._get_tracing_state
+_dispatch_keys = torch._C._dispatch_keys
+with torch.inference_mode():
+    _INFERENCE_KEYS = _dispatch_keys(torch.empty(0))
+_PLAIN_KEYS = (_dispatch_keys(torch.empty(0)), _INFERENCE_KEYS)  # of a CPU tensor, of an inference-mode one
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._is_torch_function_mode_enabled
+_compiling = torch.compiler.is_compiling
+_profiling = torch._C._autograd._profiler_enabled
+
+
+def _functorch_active():
+    return torch._C._are_functorch_transforms_active()
+
+
+def _differentiating(*tensors):
+    """Must autograd see this call: a tensor needing a gradient, or forward-mode AD in progress?"""
+    return (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)) or _fwAD._current_level >= 0
+
+
+def _has_tangent(t):
+    return _fwAD._current_level >= 0 and _fwAD.unpack_dual(t).tangent is not None
+
+
+# ---- the ladder: operator, CPU and fake kernels, autograd, vmap ---------------------------------------------
+
+_lib = torch.library.Library("fastgelu", "DEF")  # noqa: the namespace belongs to this package
+_BELOW_AUTOGRAD = torch._C._after_autograd_keyset
+
+
+def _operator(schema, cpu, fake):
+    """Define fastgelu::<schema> with its CPU and fake (meta) kernels; the operator's default overload."""
+    name = schema.split("(", 1)[0]
+    _lib.define(schema)
+    _lib.impl(name, cpu, "CPU")
+    torch.library.register_fake(f"fastgelu::{name}", fake, lib=_lib)
+    return getattr(torch.ops.fastgelu, name).default
+
+
+def _function(name, cpu, op, backward, jvp):
+    """An autograd.Function over operator `op` whose inputs are tensors then `approximate`: forward runs
+    the CPU kernel itself when nothing watches the call (else the operator below autograd) and saves the
+    tensors; backward(ctx, *grads) and jvp(ctx, *tangents, _) are the formulas. (register_autograd has no
+    forward mode; a Function has jvp, setup_context and a generated vmap rule, so torch.func transforms
+    compose with it.)"""
+    def forward(*inputs):
+        if _unwatched(*inputs[:-1]):
+            return cpu(*inputs)
+        with torch._C._AutoDispatchBelowAutograd():
+            return op(*inputs)
+
+    def setup_context(ctx, inputs, output):
+        ctx.approximate = inputs[-1]
+        ctx.save_for_backward(*inputs[:-1])
+        ctx.save_for_forward(*inputs[:-1])
+
+    return type(name, (torch.autograd.Function,), {
+        "generate_vmap_rule": True, "forward": staticmethod(forward),
+        "setup_context": staticmethod(setup_context), "backward": staticmethod(backward),
+        "jvp": staticmethod(jvp)})
+
+
+def _eager_function(cls):
+    """`cls` in the old style (forward takes ctx): the same formulas without autograd.Function.apply's
+    per-call signature binding, for the operators' Autograd kernels outside torch.func."""
+    def forward(ctx, *inputs):
+        output = cls.forward(*inputs)
+        cls.setup_context(ctx, inputs, output)
+        return output
+    eager = type(cls.__name__ + "Eager", (torch.autograd.Function,), {
+        "forward": staticmethod(forward), "backward": staticmethod(cls.backward), "jvp": staticmethod(cls.jvp)})
+    return super(torch.autograd.Function, eager).apply  # torch._C._FunctionBase.apply: autograd's own entry
+
+
+# tensors left wrapped by a finished torch.func transform: Function.apply unwraps them, so must we
+_unwrap_dead_wrappers = torch._functorch.utils.unwrap_dead_wrappers
+
+
+def _refuse_functorch(name):
+    raise RuntimeError(f"torch.ops.fastgelu.{name} called directly under a torch.func transform (grad, jacrev, "
+                       f"jvp, ...), which PyTorch's custom operators do not support: call fastgelu.torch.gelu or "
+                       f"fastgelu.torch.GELU instead (or torch.nn.GELU / torch.nn.functional.gelu).")
+
+
+def _differentiable(op, function, ntensors):
+    """Register the Autograd kernel of `op` (ntensors tensors, then approximate): `function`'s formulas when
+    the call is differentiated, else the operator below autograd. Returns the eager apply of `function`."""
+    eager = _eager_function(function)
+    name = op._schema.name.split("::", 1)[1]
+
+    def kernel(keyset, *args):
+        if len(args) == ntensors:  # the dispatcher leaves out a trailing argument equal to its default
+            args += ("none",)
+        if _differentiating(*args[:ntensors]):
+            if _functorch_active():
+                _refuse_functorch(name)
+            return eager(*_unwrap_dead_wrappers(args))
+        return op.redispatch(keyset & _BELOW_AUTOGRAD, *args)
+
+    _lib.impl(name, kernel, "Autograd", with_keyset=True)
+    return eager
+
+
+def _batch_first(t, bdim, batch_size):
+    return t.movedim(bdim, 0) if bdim is not None else t.expand(batch_size, *t.shape)
+
+
+def _vmap(op, rule):
+    torch.library.register_vmap(str(op._schema.name), rule, lib=_lib)
+
+
+# ---- GELU'' (only the gradients' own derivatives need it), in torch operations so it differentiates again ----
+
+_SQRT_2_OVER_PI = 0.7978845608028654
+_INV_SQRT_2PI = 0.3989422804014327
+_TANH_C = 0.044715
+_SIGMOID_C = 1.702
+
+
+def _second_derivative(x, approximate):
+    """GELU''(x) in torch operations (differentiable again)."""
+    if approximate == "none":  # d/dx (Phi + x phi) = 2 phi - x^2 phi
+        return _INV_SQRT_2PI * torch.exp(-0.5 * x * x) * (2.0 - x * x)
+    if approximate == "tanh":  # y = x/2 (1 + tanh u), u = k (x + c x^3)
+        u1 = _SQRT_2_OVER_PI * (1.0 + 3.0 * _TANH_C * x * x)
+        u2 = 6.0 * _SQRT_2_OVER_PI * _TANH_C * x
+        t = torch.tanh(_SQRT_2_OVER_PI * (x + _TANH_C * x * x * x))
+        return (1.0 - t * t) * (u1 - x * t * u1 * u1 + 0.5 * x * u2)
+    s = torch.sigmoid(_SIGMOID_C * x)  # y = x s(a x)
+    return _SIGMOID_C * s * (1.0 - s) * (2.0 + _SIGMOID_C * x * (1.0 - 2.0 * s))

@@ -1,0 +1,327 @@
+/* The driver of the central form (fg_gelu_f32_central.h) over an array, for the exact forward and gradient
+   and the tanh form's forward: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
+   gradient: where the clamp at R is not exact, and results that are not finite) redone through the tails.
+   Per chunk of GX_F_LIST vectors, central results stored as they go:
+   - the tail lanes (gx_f_tail_mask) are compressed into a queue (gx_f_tailq) that the tail (gx_f_tail:
+     fg_gelu_f32_tail.h, the tanh form's gs_f_tanh_tail of fg_xsig_f32_math.h) computes a vector at a time
+     after the chunk, the results scattered to place.  randn sigma = 3 puts 2.8% of the lanes there on
+     AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4; gradient |x| > 4.0: 18%); x ~ U(-8, 8) 14%
+     and 29%.  How a chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one
+     summary of the chunk and a search only if it shows a lane; sparse, a branch-free list of the vectors
+     with such lanes; dense, every vector compressed as it goes;
+   - gradient results that are not finite, found per chunk, are redone from the chunk's copies; the tail's
+     suspect lanes get the double fix-up (fg_f32_gradfix.h);
+   - forward inputs with |x| <= TINY (zeros, subnormals): x/2 correctly rounded (gx_f_tiny), found per chunk
+     by the least |x| and redone, or, after a chunk that had some, per vector, where a vector of them alone
+     skips the tables; the gradient evaluates them at TINY (1/2).  A subnormal operand takes a microcode
+     assist: the main paths have none, but for forward inputs 0 < |x| < ~1e-19 beside normal ones in a
+     vector.
+   A lane's result depends on its x (and dy) alone, whatever path it takes.  Arrays go in segments of
+   GX_F_SEG elements (queued offsets are int32). */
+#ifndef FG_F32_DRIVE_H
+#define FG_F32_DRIVE_H
+#include "fg_gelu_f32_central.h"
+#include "fg_gelu_f32_tail.h"
+#include "fg_xsig_f32_math.h"
+#include "fg_f32_gradfix.h"
+#include "fg_f32_loops.h"
+#if GX_F32_SIMD
+
+/* A build may take a segment over: GX_F_SEG_HOOK(x, dy, y, n, kind) nonzero when it has written y[0, n)
+   (tools/bound_f32_hook.h: the central form alone, for tools/bound_f32.py).  The package's: none */
+#ifndef GX_F_SEG_HOOK
+#define GX_F_SEG_HOOK(x, dy, y, n, kind) 0
+#endif
+
+#define GX_F_LIST 64                /* vectors per chunk */
+#define GX_F_DIRECT 16              /* a chunk with at least 1/16 of its lanes queued has the next one push
+                                       each vector's tail lanes as it goes (gx_f_list: PUSHED) */
+#define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
+/* a chunk's tail lanes and fewer than a vector's carried from the chunks before, x (gradient: and dy) and
+   offsets, compressed */
+typedef struct {
+    float x[GX_F_LIST * GX_F_W + 2 * GX_F_W] __attribute__((aligned(64)));
+    float d[GX_F_LIST * GX_F_W + 2 * GX_F_W] __attribute__((aligned(64)));
+    int i[GX_F_LIST * GX_F_W + 2 * GX_F_W] __attribute__((aligned(64)));
+} gx_f_tailq;
+
+/* appends the lanes m of a vector at offset base (bv: base in every lane) after the first n (full-width
+   stores); returns the new n */
+static inline __attribute__((always_inline)) int gx_f_tailq_pushv(gx_f_tailq* q, int n, gx_fm m, gx_fv x,
+                                                                  gx_fv d, gx_iv bv, const int grad) {
+    gx_fc c = GX_F_COMPRESS_PREP(m);
+    GX_F_STOREU(q->x + n, GX_F_COMPRESS(c, m, x));
+    if (grad)
+        GX_F_STOREU(q->d + n, GX_F_COMPRESS(c, m, d));
+    GX_F_STOREUI(q->i + n, GX_F_COMPRESS_IDX(c, m, bv));
+    return n + __builtin_popcount(m);
+}
+
+/* kinds of the central loop: exact forward, exact gradient, tanh form's forward */
+enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2 };
+
+/* the exp form for the tail lanes m of a vector: the forward, or the gradient with its double fix-ups */
+static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, gx_fm m, const int kind) {
+    if (kind != GX_F_EXACT_GRAD)
+        return kind == GX_F_TANH ? gs_f_tanh_tail(x) : gx_f_gelu_tail(x);
+    gx_fv r = gx_f_gelu_grad(x, dy);
+    unsigned int s = gx_f_suspect(x, r, GX_F_AMAX) & m;
+    if (s) {
+        float sxl[GX_F_W] __attribute__((aligned(64))), sdl[GX_F_W] __attribute__((aligned(64)));
+        float rr[GX_F_W] __attribute__((aligned(64)));
+        GX_F_STORE(sxl, x);
+        GX_F_STORE(sdl, dy);
+        GX_F_STORE(rr, r);
+        gx_f_grad_fix(sxl, sdl, rr, s, GX_F_AMAX, 0);
+        r = GX_F_LOADU(rr);
+    }
+    return r;
+}
+
+/* k <= GX_F_W queued lanes from j on through the exp form, to y */
+static inline __attribute__((always_inline)) void gx_f_tailq_run(const gx_f_tailq* q, int j, int k, float* y,
+                                                                 const int kind) {
+    const int grad = kind == GX_F_EXACT_GRAD;
+    gx_fm m = (gx_fm)((1u << k) - 1u);
+#if GX_F_HAS_SCATTER
+    gx_fv xv = GX_F_MASKLOAD(q->x + j, m);
+    gx_fv r = gx_f_tail(xv, grad ? GX_F_MASKLOAD(q->d + j, m) : xv, m, kind);
+    GX_F_SCATTER(y, m, q->i + j, r);
+#else
+    GX_F_TAILMASK(km, k);                   /* lanes past k zero: no floating-point exceptions */
+    gx_fv xv = k == GX_F_W ? GX_F_LOADU(q->x + j) : GX_F_MASKLOAD(q->x + j, km);
+    float r[GX_F_W] __attribute__((aligned(32)));
+    GX_F_STORE(r, gx_f_tail(xv, grad ? GX_F_MASKLOAD(q->d + j, km) : xv, m, kind));
+    for (int l = 0; l < k; l++)
+        y[q->i[j + l]] = r[l];
+#endif
+}
+
+/* all nq queued lanes.  Not inlined: inlined in the central loop, its registers went to the exp form and the
+   tables to memory */
+static __attribute__((noinline)) void gx_f_tailq_flush(const gx_f_tailq* q, int nq, float* y, const int kind) {
+    for (int j = 0; j < nq; j += GX_F_W)
+        gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind);
+}
+
+/* Which lanes of a vector the tail takes, from x alone: only x < -R where x > R is exact from the central
+   form (the 32-entry tables reach far enough that the clamp at R is exact; a table with a positive slot),
+   else |x| > R; the gradient's also x NaN where GX_F_ABSMIN gives it a number (or, without a positive
+   slot, where it is NaN: NLE) */
+static inline __attribute__((always_inline)) int gx_f_onesided(const int kind) {
+    const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS : GX_F_CPOS;
+    return GX_F_TAB32 || pos;
+}
+static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
+    const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : GX_F_CR;
+    if (gx_f_onesided(kind))    /* x > R takes the clamp or the positive slot (else the NaN x: gx_f_grad_bad) */
+        return kind == GX_F_EXACT_GRAD && GX_F_ABSMIN_NAN_IS_C ? GX_F_BITS(GX_F_NGE(x, GX_F_SET1(-R)))
+                                                                : GX_F_BITS(GX_F_LT(x, GX_F_SET1(-R)));
+    if (kind == GX_F_EXACT_GRAD)
+        return GX_F_BITS(GX_F_NLE(GX_F_ABS(x), GX_F_SET1(R)));
+    return GX_F_BITS(GX_F_GT(GX_F_ABS(x), GX_F_SET1(R)));
+}
+
+/* a chunk's summary for the list mode, one operation a vector: acc holds a tail lane (gx_f_tail_mask) if
+   any vector had one: one-sided, the least x (GX_F_MIN returns its second operand, acc, for x NaN, not a
+   tail lane there), or, for a gradient whose NaN is a tail lane, the tail lanes' x themselves; two-sided,
+   the largest |x| (the gradient's as an integer: NaN above inf) */
+static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv x, const int kind) {
+    if (gx_f_onesided(kind))
+        return kind == GX_F_EXACT_GRAD && GX_F_ABSMIN_NAN_IS_C ? GX_F_SELECT(gx_f_tail_mask(x, kind), x, acc)
+                                                                : GX_F_MIN(x, acc);
+    gx_fv ax = GX_F_ABS(x);
+    return kind == GX_F_EXACT_GRAD ? GX_F_CASTF(GX_F_MAXI(GX_F_CASTI(acc), GX_F_CASTI(ax))) : GX_F_MAX(ax, acc);
+}
+
+/* the central form of one vector (dy: gradient only), *m its tail lanes (gx_f_tail_mask); the gradient's
+   results that are not finite are the chunk's to find (gx_f_grad_bad) */
+static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m,
+                                                                  const int kind, const int chk, int* seen) {
+    *m = gx_f_tail_mask(x, kind);
+    return kind == GX_F_EXACT_GRAD ? gx_f_gelu_grad_c(x, dy) : gx_f_fwd_c(x, kind == GX_F_TANH, chk, seen);
+}
+
+static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
+    return GX_F_BITS(GX_F_UNORD(v, v)) != 0;
+}
+
+/* the gradient's central results y that are not finite (a huge or infinite dy; with an 8-entry table's
+   positive slot: also x NaN) outside the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
+static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y) {
+    gx_fm mf = GX_F_TAB32 ? (gx_fm)gx_f_suspect(x, y, GX_F_GR)
+             : GX_F_GPOS ? GX_F_BITS(GX_F_NEQ(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f)))
+                         : GX_F_BITS(GX_F_NLE(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)), GX_F_SET1(GX_F_GR)));
+    return mf & (gx_fm)~gx_f_tail_mask(x, GX_F_EXACT_GRAD);
+}
+
+/* How a chunk of GX_F_LIST vectors (central results stored as they go) finds its tail lanes, chosen by
+   what the chunks before queued:
+   - none, two chunks running: SUMMED.  Every vector copied and folded into one summary (gx_f_summary, one
+     operation); only when that shows a tail lane are the copies searched, with a branch per vector.  Two
+     quiet chunks, not one: after one alone the AVX2 tanh form at sigma = 1 (0.2% of lanes queued, one a
+     chunk) searched too often.
+   - fewer than 1/GX_F_DIRECT of its lanes: LISTED.  Every vector copied, those with tail lanes listed,
+     branch-free (at sigma = 3 a third of the AVX-512 vectors list a lane: a branch on it mispredicts, and
+     a SUMMED chunk's search is slower), and pushed to the queue after the loop: ~6 operations a vector,
+     ~17 per listed one.
+   - more: PUSHED.  Each vector's tail lanes pushed as it goes, ~10 operations a vector: wide data (x ~
+     U(-8, 8)). */
+typedef struct {
+    float x[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));    /* every vector's x and dy (PUSHED forwards:
+                                                                    none) */
+    float d[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
+    int k[GX_F_LIST];                                            /* LISTED: the vectors with tail lanes */
+    gx_fm m[GX_F_LIST];
+} gx_f_list;
+enum { GX_F_LISTED = 0, GX_F_PUSHED = 1, GX_F_SUMMED = 2 };
+
+/* one chunk [i, end) of whole vectors, after nq lanes queued before it; returns the number of queued lanes
+   (in q), and in *tiny whether a forward chunk had lanes <= TINY */
+static inline __attribute__((always_inline)) int gx_f_central_chunk(const float* x, const float* dy, float* y,
+                                                                   ptrdiff_t i, ptrdiff_t end, gx_f_list* L,
+                                                                   gx_f_tailq* q, const int kind,
+                                                                   const int mode, const int per_vector,
+                                                                   int nq, int* tiny) {
+    const int grad = kind == GX_F_EXACT_GRAD;
+    /* Forwards test for tiny lanes per chunk (the least a, one operation a vector, where the test per
+       vector takes two and a branch) and redo them from the copies; PUSHED chunks keep none, and the
+       chunks after one with tiny lanes test per vector, so that a vector of them alone skips the tables
+       (gx_f_fwd_c: all-subnormal data takes microcode assists in them) */
+    const int chk = grad || per_vector || mode == GX_F_PUSHED;
+    const ptrdiff_t i0 = i;
+    int nv = 0, ns = 0;
+    gx_fv acc = GX_F_SET1(0.0f), accy = GX_F_SET1(0.0f), acca = GX_F_SET1(1.0f);
+#if GX_F_BV_IN_REG
+    gx_iv bv = GX_F_SET1I((int)i);
+#endif
+    for (; i + GX_F_W <= end; i += GX_F_W, nv++) {
+        gx_fm m;
+        GX_F_PREFETCH((const char*)(x + i) + GX_F_AHEAD);
+        if (grad)
+            GX_F_PREFETCH((const char*)(dy + i) + GX_F_AHEAD);
+        /* y too, for writing: without it out-of-cache arrays ran below the memory floor
+           (docs/performance.md); the exp kernels, slower, did not need it */
+        GX_F_PREFETCHW((const char*)(y + i) + GX_F_AHEAD);
+        gx_fv xv = GX_F_LOADU(x + i), dv = grad ? GX_F_LOADU(dy + i) : xv;
+        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny);
+        if (!chk)   /* vminps returns acca for a NaN */
+            acca = GX_F_MIN(gx_f_fwd_a(xv, kind == GX_F_TANH), acca);
+        if (grad || mode != GX_F_PUSHED) {
+            GX_F_STORE(L->x[nv], xv);
+            if (grad)
+                GX_F_STORE(L->d[nv], dv);
+        }
+        if (grad)   /* NaN from the first result not finite on (y*0 + acc): one operation a vector */
+            accy = GX_F_FMA(yv, GX_F_SET1(0.0f), accy);
+        if (mode == GX_F_PUSHED) {
+#if GX_F_BV_IN_REG
+            nq = gx_f_tailq_pushv(q, nq, m, xv, dv, bv, grad);
+            bv = GX_F_ADDI(bv, GX_F_SET1I(GX_F_W));
+#else
+            nq = gx_f_tailq_pushv(q, nq, m, xv, dv, GX_F_SET1I((int)i), grad);
+#endif
+        } else if (mode == GX_F_LISTED) {
+            L->k[ns] = nv;
+            L->m[ns] = m;
+            ns += m != 0;
+        } else {
+            acc = gx_f_summary(acc, xv, kind);
+        }
+        GX_F_STOREU(y + i, yv);
+    }
+    /* the gradient's results that are not finite, checked per chunk (a check per vector was a large share
+       of the AVX2 gradient's time) */
+    if (grad && __builtin_expect(gx_f_anynan(accy), 0)) {
+        for (int k = 0; k < nv; k++) {
+            gx_fv xv = GX_F_LOADU(L->x[k]), yv = GX_F_LOADU(y + i0 + k * GX_F_W);
+            gx_fm bad = gx_f_grad_bad(xv, yv);
+            if (bad)
+                GX_F_STOREU(y + i0 + k * GX_F_W, GX_F_SELECT(bad, gx_f_tail(xv, GX_F_LOADU(L->d[k]), bad, kind), yv));
+        }
+    }
+    if (!chk && __builtin_expect(gx_f_tiny_mask(acca) != 0, 0)) {
+        *tiny = 1;
+        for (int k = 0; k < nv; k++) {
+            gx_fv xv = GX_F_LOADU(L->x[k]);
+            gx_fm t = gx_f_tiny_mask(gx_f_fwd_a(xv, kind == GX_F_TANH));
+            if (t)
+                GX_F_STOREU(y + i0 + k * GX_F_W, GX_F_SELECT(t, gx_f_tiny(xv), GX_F_LOADU(y + i0 + k * GX_F_W)));
+        }
+    }
+    for (int j = 0; j < ns; j++) {
+        int k = L->k[j];
+        nq = gx_f_tailq_pushv(q, nq, L->m[j], GX_F_LOADU(L->x[k]), GX_F_LOADU(grad ? L->d[k] : L->x[k]),
+                              GX_F_SET1I((int)(i0 + k * GX_F_W)), grad);
+    }
+    if (mode == GX_F_SUMMED && __builtin_expect(gx_f_tail_mask(acc, kind) != 0, 0)) {
+        for (int k = 0; k < nv; k++) {
+            gx_fv xv = GX_F_LOADU(L->x[k]);
+            gx_fm m = gx_f_tail_mask(xv, kind);
+            if (m)
+                nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? L->d[k] : L->x[k]),
+                                      GX_F_SET1I((int)(i0 + k * GX_F_W)), grad);
+        }
+    }
+    return nq;
+}
+
+/* forward (dy NULL) or gradient over n <= GX_F_SEG elements; y may be x or dy (a vector is loaded, and
+   listed, before its result is stored; a queued result lands below every address read later).  The
+   queued lanes are computed a vector at a time after each chunk, whole vectors only, the rest carried to
+   the next chunk's (at sigma = 3 a chunk queues ~6 lanes: a partial vector's tail after every chunk would
+   be mostly waste).  No branch on how full a queue is inside the loop */
+static inline __attribute__((always_inline)) void gx_f_central_seg(const float* x, const float* dy, float* y,
+                                                                   ptrdiff_t n, const int kind) {
+    const int grad = kind == GX_F_EXACT_GRAD;
+    if (GX_F_SEG_HOOK(x, dy, y, n, kind))
+        return;
+    gx_f_list L;
+    gx_f_tailq q;
+    ptrdiff_t i = 0;
+    int mode = GX_F_SUMMED, quiet = 2, tiny = 0, nq = 0;
+    while (n - i >= GX_F_W) {
+        ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
+        int nq0 = nq, seen = tiny;
+        tiny = 0;
+        if (mode == GX_F_SUMMED)
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, nq, &tiny);
+        else if (mode == GX_F_PUSHED)
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, nq, &tiny);
+        else if (seen)
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, nq, &tiny);
+        else
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, nq, &tiny);
+        int full = nq & -GX_F_W, added = nq - nq0;
+        if (full) {
+            gx_f_tailq_flush(&q, full, y, kind);
+            GX_F_STORE(q.x, GX_F_LOADU(q.x + full));
+            if (grad)
+                GX_F_STORE(q.d, GX_F_LOADU(q.d + full));
+            GX_F_STORE((float*)q.i, GX_F_LOADU((const float*)(q.i + full)));
+            nq -= full;
+        }
+        quiet = added == 0 && !tiny ? quiet + 1 : 0;
+        mode = quiet >= 2 ? GX_F_SUMMED : added * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
+        i += (end - i) & -(ptrdiff_t)GX_F_W;
+    }
+    if (nq)
+        gx_f_tailq_flush(&q, nq, y, kind);
+    if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
+        gx_fm m;
+        GX_F_TAILMASK(k, n - i);
+        gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = grad ? GX_F_MASKLOAD(dy + i, k) : xv;
+        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, 1, &tiny);
+        if (grad)
+            m |= gx_f_grad_bad(xv, yv);
+        if (m)
+            yv = GX_F_SELECT(m, gx_f_tail(xv, dv, m, kind), yv);
+        GX_F_MASKSTORE(y + i, k, yv);
+    }
+}
+/* n in segments: queued offsets are int32 */
+#define GX_F_CENTRAL_BLOCK(kind, x, dy, y, n)                                                              \
+    for (ptrdiff_t o = 0; o < n; o += GX_F_SEG)                                                            \
+        gx_f_central_seg(x + o, dy ? dy + o : NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, kind);
+#endif
+#endif

@@ -1,0 +1,53 @@
+/* Gradients in double, lane by lane, where the float32 kernels cannot be trusted with a large dy:
+   - far in the negative tail the kernels clamp (exact: |x| at AMAX; tanh and sigmoid: z at Z_MAX), which is
+     right only while dy GELU'(x) underflows, i.e. for |dy| <= 1; a larger dy can lift the product into
+     range (1e30 * GELU'(-15) = -4e-22);
+   - an intermediate (the scaled G dy, or q dy) can overflow for |dy| > ~2^61 while the result does not,
+     and dy = inf makes inf - inf where the result is inf.
+   So a vector with x < -lim or a result that is not finite (rare: a cold call) has those lanes recomputed
+   here, unless x or dy is NaN (then the result is NaN: the AVX-512 exact kernel computes NaN x as
+   x = AMAX).  The loops find such vectors (gx_f_suspect) and call gx_f_grad_fix after their chunk
+   (fg_f32_loops.h; fg_f32_drive.h for the exact gradient's tail lanes).  kind: 0 exact, 1 tanh, 2 sigmoid. */
+#ifndef FG_F32_GRADFIX_H
+#define FG_F32_GRADFIX_H
+#include "fg_simd.h"
+#if GX_F32_SIMD
+#include <math.h>
+
+static double gx_f_grad_double(float xf, float dyf, int kind) {
+    double x = xf, w, t, s, sig, oms;
+    if (kind == 0) {                /* Phi(x) + x phi(x); at |x| = 40 phi is 0 in double too */
+        x = x < -40.0 ? -40.0 : (x > 40.0 ? 40.0 : x);
+        return (double)dyf * (0.5 * erfc(-x * 0.7071067811865476) + x * exp(-0.5 * x * x) * 0.3989422804014327);
+    }
+    /* sigma (1 + x w' (1 - sigma)) with t = exp(-|w|): no overflow, no cancellation in sigma */
+    double L = kind == 1 ? 30.0 : 1000.0;   /* as float64: beyond, sigma is 1 or 0 in double too */
+    x = x < -L ? -L : (x > L ? L : x);
+    double dw = kind == 1 ? 1.5957691216057308 * (1.0 + 3.0 * 0.044715 * x * x) : 1.702;
+    w = kind == 1 ? 1.5957691216057308 * x * (1.0 + 0.044715 * x * x) : 1.702 * x;
+    t = exp(-fabs(w));
+    s = 1.0 / (1.0 + t);
+    sig = w >= 0 ? s : t * s;
+    oms = w >= 0 ? t * s : s;
+    return (double)dyf * (sig * (1.0 + x * dw * oms));
+}
+/* y: the kernel's results for x[0..], dy[0..] (copies of the inputs: y may have overwritten them) */
+static void gx_f_grad_fix(const float* x, const float* dy, float* y, unsigned int m, float lim, int kind) {
+    for (; m; m &= m - 1u) {
+        int j = __builtin_ctz(m);
+        if (isnan(x[j]) || isnan(dy[j])) {
+            y[j] = x[j] + dy[j];
+            continue;
+        }
+        if ((x[j] < -lim && fabsf(dy[j]) > 1.0f) || !isfinite(y[j]))
+            y[j] = (float)gx_f_grad_double(x[j], dy[j], kind);
+    }
+}
+/* lanes with x < -lim or a result that is inf or NaN (or x NaN), as bits: y*0 - x is -x or NaN, one
+   unordered compare */
+static inline __attribute__((always_inline)) unsigned int gx_f_suspect(gx_fv x, gx_fv y, float lim) {
+    gx_fv u = GX_F_FMS(y, GX_F_SET1(0.0f), x);
+    return (unsigned int)GX_F_BITS(GX_F_NLE(u, GX_F_SET1(lim)));
+}
+#endif
+#endif

@@ -1,0 +1,110 @@
+/* The central form of the float32 kernels: the exact forward and gradient and the tanh form's forward from
+   tables, no exp.  With a = min(|x|, R):
+     forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (the tanh form: F = a*sigma(-w(a)))
+     gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)
+   F and G are polynomials C0 + u*(C1 + ...) on intervals of a, u = a - L_i, their coefficients picked per
+   lane by a register permute (GX_F_TAB): 32 intervals on AVX-512 (vpermt2ps), 8 on AVX2 and NEON (vpermps,
+   vqtbl2q).
+   - AVX-512: i = round(a*(K2*a + K)) (two FMAs leave i in the low bits).  The intervals narrow as a grows,
+     as F's relative change per unit of a does (~a): even intervals (K2 = 0) needed degree 6 for R = 6;
+     these take degree 5 to the same error budget (forward R = 5.75, tanh form 5.25), one permute and one
+     FMA fewer for one FMA more; the gradient degree 6 to R = 7.5 (a quarter as many tail lanes at randn
+     sigma = 3 as R = 6).  The same R clamps x > R: F(R) is below half an ulp of R, and a*phi(a) below half
+     an ulp of 1, so only x < -R leaves the tables.
+   - AVX2 and NEON: the forward takes 7 even intervals to R = 3.4 and the last slot for x > R, clamped at
+     RP = 5.5 (x - F rounds to x beyond): there y = x - F needs F only to a fraction of ulp(x), absolutely,
+     which one degree-7 piece gives (fit error 0.06 ulp), so only x < -R takes the tail (R = 3.5 reached 2.05
+     ulp at the steep end).  The tanh form likewise: 7 intervals to R = 3.3 and the slot to RP = 5.25, degree
+     7.  Both take L_i = i*H: u = a - i*H by one FMA from the index, a permute fewer.  The gradient (R = 4.0,
+     degree 7) keeps 8 intervals and queues |x| > R: a last slot needed a degree more (8 to RP = 6.0), and
+     with it a permute more per vector, a loss at randn sigma = 1.  Uneven intervals gain little there (8 are
+     too few: the first ones may not widen) and cost an FMA.
+   Each L_i is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are
+   Horner's; where L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.
+   R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F
+   for float Horner.  The lanes beyond go to the tails (fg_gelu_f32_tail.h, fg_xsig_f32_math.h) through the
+   queue of fg_f32_drive.h.  The maximum errors of the AVX-512 exact forward and of the AVX2 exact forward,
+   gradient and tanh forward are this form's (fg_gelu_f32.h, fg_xsig_f32.h: the figures).  Cost per vector
+   (AVX-512): forward 18 vector operations, gradient 21. */
+#ifndef FG_GELU_F32_CENTRAL_H
+#define FG_GELU_F32_CENTRAL_H
+#include "fg_f32_common.h"
+#if GX_F32_SIMD
+
+#define GX_F_CN (GX_F_TAB32 ? 32 : 8)   /* intervals per central table */
+
+static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const float (*tab)[GX_F_CN], float K,
+                                                                float K2, const int deg) {
+    /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
+    gx_fv k = K2 != 0.0f ? GX_F_FMA(a, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
+    /* a table with a positive slot: a beyond the central intervals (only x > 0 reaches them: a is
+       clamped at RP there, at R for x < 0) takes the last slot */
+    const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : GX_F_TCPOS;
+    gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
+    if (pos)
+        t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
+    gx_iv idx = GX_F_CASTI(t);
+    /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
+       where a permute of L cost a cycle of the permutes' pipe */
+    const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : GX_F_GH;
+    /* else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
+    gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)
+                        : GX_F_SUB(a, GX_F_TAB(tab[0]));
+    gx_fv p;
+    if (!GX_F_TAB32 && deg >= 7 && deg % 2) {
+        /* 8-entry tables (AVX2, NEON), whose loops wait on this chain more than on their ports: C2 + C3 u +
+           ... in pairs on u^2 (row k + 1 holds C_k), then C0 + u (C1 + u h) as Horner, where the rounding
+           matters: 8 FMAs for 7, faster at degree 7; degree 6, the tanh form's, was not */
+        gx_fv u2 = GX_F_MUL(u, u);
+        p = GX_F_FMA(GX_F_TAB(tab[deg + 1]), u, GX_F_TAB(tab[deg]));
+        for (int k = deg - 1; k >= 4; k -= 2)
+            p = GX_F_FMA(p, u2, GX_F_FMA(GX_F_TAB(tab[k]), u, GX_F_TAB(tab[k - 1])));
+        p = GX_F_FMA(p, u, GX_F_TAB(tab[2]));
+        return GX_F_FMA(p, u, GX_F_TAB(tab[1]));
+    }
+    p = GX_F_TAB(tab[deg + 1]);
+    for (int k = deg; k >= 1; k--)
+        p = GX_F_FMA(p, u, GX_F_TAB(tab[k]));
+    return p;
+}
+
+static inline __attribute__((always_inline)) gx_fv gx_f_fwd_F(gx_fv x, gx_fv a, const int th) {
+    gx_fv F = th ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCK2, GX_F_TCDEG)
+           : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CK2, GX_F_CDEG);
+    return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
+}
+
+/* a = min(|x|, RP) (NaN: RP or NaN, as GX_F_ABSMIN); x < -R is a tail lane, its result here is replaced */
+static inline __attribute__((always_inline)) gx_fv gx_f_fwd_a(gx_fv x, const int th) {
+    return GX_F_ABSMIN(x, th ? GX_F_TCRP : GX_F_CRP);
+}
+/* the lanes of a with |x| <= TINY */
+static inline __attribute__((always_inline)) gx_fm gx_f_tiny_mask(gx_fv a) {
+    return GX_F_BITS(GX_F_LE(a, GX_F_SET1(GX_F_TINY)));
+}
+
+/* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R, NaN and +inf (a = RP for +inf;
+   NaN: a = RP or NaN, and max(-0, x) gives the NaN).  chk 0: no test for tiny lanes, whose
+   results the caller redoes (gx_f_central_chunk, fg_f32_drive.h); else *seen set when there are some */
+static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int th, const int chk, int* seen) {
+    gx_fv a = gx_f_fwd_a(x, th);
+    if (!chk)
+        return gx_f_fwd_F(x, a, th);
+    gx_fm tiny = gx_f_tiny_mask(a);
+    /* one test on the common path; a vector of tiny lanes alone (zeros, subnormals) skips the tables */
+    if (__builtin_expect(tiny != 0, 0)) {
+        *seen = 1;
+        if (tiny == (gx_fm)((1u << GX_F_W) - 1u))
+            return gx_f_tiny(x);
+        return GX_F_SELECT(tiny, gx_f_tiny(x), gx_f_fwd_F(x, a, th));
+    }
+    return gx_f_fwd_F(x, a, th);
+}
+
+/* dy GELU'(x) for x >= -GR (x NaN: a suspect lane) */
+static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad_c(gx_fv x, gx_fv dy) {
+    gx_fv G = gx_f_central(GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
+    return GX_F_SEL_NEG(x, GX_F_MUL(G, dy), GX_F_FNMA(G, dy, dy));       /* -0.0 the same either way */
+}
+#endif
+#endif
