@@ -201,13 +201,15 @@ def plain_cases(draw):
         bdt = dt if dt.kind == "f" else np.dtype(np.float64)
         bias = draw(operand(bdt, xs[-1:], st.one_of(st.floats(-4, 4), st.sampled_from([0.0, -0.0, np.inf, np.nan]))))
     alias = draw(st.booleans())
-    return approximate, grad, x, dy, bias, alias
+    shape = np.broadcast_shapes(xs, ds if dy is not None else ())
+    where = draw(hnp.arrays(np.bool_, shape)) if draw(st.booleans()) else None
+    return approximate, grad, x, dy, bias, alias, where
 
 
 @SETTINGS
 @given(plain_cases())
 def test_gelu_and_gelu_grad(case):
-    approximate, grad, x, dy, bias, alias = case
+    approximate, grad, x, dy, bias, alias, where = case
     name = PLAIN[approximate]
     call = (lambda x, dy, **kw: fastgelu.gelu_grad(x, dy, approximate, bias=bias, **kw)) if grad else \
         (lambda x, dy, **kw: fastgelu.gelu(x, approximate, bias=bias, **kw))
@@ -230,6 +232,13 @@ def test_gelu_and_gelu_grad(case):
         check_values(f"{name} bias={bias is not None}", got, ref, scale, rdt, x=xr)
     # layout independence: the bits of the call on contiguous native copies
     same_bits("layout", got, call(plain(x), None if dy is None else plain(dy)))
+    # where=: the result where the mask is true, the out array's own bits elsewhere
+    if where is not None and where.shape == got.shape:
+        out = np.full(got.shape, 7, rdt)
+        before = out.copy()
+        assert call(x, dy, out=out, where=where) is out
+        same_bits("where", out[where], got[where])
+        same_bits("where (untouched)", out[~where], before[~where])
     # in place over x, where NumPy allows it (a writable x of the result's shape and dtype)
     if alias and x.flags.writeable and x.dtype == rdt and x.shape == got.shape and x.dtype.isnative and x.size:
         assert call(x, dy, out=x) is x
