@@ -11,7 +11,7 @@
 #   leading term C*x is carried in double-double (forward |x| <= 1.25, where 0.5/Phi(-1.25) ~ 5; gradient
 #   |x| <= 1).
 # * float32 in the AVX-512 and AVX2+FMA builds: one float32-arithmetic kernel per direction for every input
-#   ("float32 kernels" below).  The baseline build (no FMA) computes float32 in double and rounds once at the
+#   (src/fg_gelu_f32.h).  The baseline build (no FMA) computes float32 in double and rounds once at the
 #   end: its error is the fit error (<= 2.5e-8, 0.42 ulp, central forward) + 0.5 ulp.  float64 adds exp
 #   (<= ~0.6 ulp), the polynomial (~0.5-1 ulp) and two products.
 # * Speed of the double path (baseline float32, float64): blocks test 32 inputs at a time.  The central
@@ -26,80 +26,7 @@
 #   runtime alias check (which sends exactly-aliased calls to its scalar fallback).
 # Coefficients: tools/fit_exact.py (weighted minimax against mpmath; rounding to double is part of the fit).
 #
-# float32 kernels (AVX-512: 16 lanes; AVX2: 8; NEON: 4, with AVX2's 8-entry tables and bits), in float32
-# arithmetic: src/fg_gelu_f32.h, on the primitives of src/fg_simd.h.
-# The central form: the exact forward and gradient, and the tanh form's forward (src/fg_xsig_f32.h).
-# With a = min(|x|, R):
-#   forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (AVX-512 R = 5.75; tanh form: F = a*sigma(-w(a)), R = 5.25)
-#   gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (AVX-512 R = 7.5)
-#   F and G straight from a table, no exp: 32 intervals i = round(a*(K2*a + K)) (two FMAs leave i in the
-#   low bits), u = a - L_i exact, C0 + u*(C1 + ...) with the coefficients picked per lane by vpermt2ps.
-#   The intervals narrow as a grows, as F's relative change per unit of a does (~a): even intervals (K2 = 0)
-#   needed degree 6 for R = 6 (forward 1.317 ulp); these take degree 5 to the same error budget (forward
-#   R = 5.75, 1.498 ulp; tanh form 5.25), one permute and one FMA fewer for one FMA more (Zen 4 kernel A/B:
-#   +5-6% at randn sigma = 1, +3-5% at 3), and the gradient degree 6 to R = 7.5 (1/4 as many tail lanes at
-#   sigma = 3: +3-4% there, +17% at U(-8, 8), -3-7% at sigma = 1).  AVX2: 8 slots (vpermps).  The forward:
-#   7 even intervals to R = 3.4 and the last for x > R, clamped at RP = 5.5 (x - F rounds to x beyond): there
-#   y = x - F needs F only to a fraction of ulp(x), absolutely, which one degree-7 piece gives (fit error 0.06
-#   ulp), so only x < -R takes the tail (R = 3.5: 2.05 ulp at the steep end).  The tanh form likewise: 7
-#   intervals to R = 3.3 and the slot to RP = 5.25, degree 7, L_i = i*H.  The gradient (R = 4.0, degree 7)
-#   keeps 8 intervals and queues |x| > R: its last slot needed a degree more (8 to RP = 6.0), and with it one
-#   permute more per vector, which cost 9-11% at randn sigma = 1 on Zen 3 (for 5-10% at sigma = 3, 25% at
-#   U(-8, 8)).  Uneven intervals gain little
-#   there (8 are too few: the first ones may not widen) and cost one FMA.  Each L_i is a float at which F (G)
-#   is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's; but AVX2's forward, whose
-#   L_i = i*H (u = a - i*H by an FMA from the index: one permute fewer, +2-5% on Zen 3), C0 = F(L_i) rounded,
-#   the fit absorbing that rounding everywhere but at u = 0.  R ends the tables where F's Gaussian decay
-#   (e^-a per unit of a) makes u*(C1 + ...) too large a share of F for float Horner; on AVX-512 the same R
-#   clamps x > R (F(R) is below half an ulp of R; for the gradient, a*phi(a) below half an ulp of 1).
-#   Lanes with x < -R and -inf (AVX-512 gradient: also NaN x) are compressed into a queue, per
-#   chunk of 64 vectors, that the tail below computes a vector at a time, the results scattered to place
-#   (gradient results that are not finite, found per chunk, are redone from the chunk's copies).  How a
-#   chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one summary of the
-#   chunk (one operation a vector) and a search only if it shows a lane; sparse, a branch-free list of the
-#   vectors with such lanes (at sigma = 3 a third of the AVX-512 vectors list one: a branch would
-#   mispredict), compressed after the loop; dense (1/16 of the lanes), every vector compressed as it goes.
-#   A lane's result depends on its x (and dy) alone, whatever path it takes.
-#   Cost per vector: forward 18 vector operations, gradient 21 (AVX-512).  On Zen 4 zmm FMAs and permutes
-#   (vpermt2ps, vpermps) compete for the same pipes: one of them a cycle, alone or mixed 1:1 (microbenchmark;
-#   add-type operations go beside them): the forward's 7 FMAs and 7 permutes take 14 of the 16.5 cycles per
-#   vector it runs at sigma = 1, so a degree or a permute less is worth ~7% there.  A chunk computing its tail
-#   lanes in place instead (central and tail for every vector that has one) was slower at every spread
-#   (AVX2 U(-8, 8): forward 1.16 against 1.21-1.29 Gelem/s, gradient 0.76 against 0.80-0.85).
-# The tails, no table:
-#   forward   F = exp(-a^2/2) (C - r(a^2)), C = 1/sqrt(2 pi) rounded, r = C - a m(a)/sqrt(2 pi) (m: Mills'
-#     ratio) rational of degree (2, 3): r/C <= 0.08, so the roundings sit in the small part; 29 vector
-#     operations against the exp form's 40 (of them 10 permutes).  AVX2: 8-17% faster at randn sigma = 3
-#     and U(-8, 8) than through the exp form; its maximum 1.252 ulp (was 1.448; the central form's is now
-#     larger).  The tanh form's: F = a T/(1 + T), T = exp(-w) < 2^-10, 1/(1 + T) = 1 - T (1 - T) to 2^-30,
-#     no division (_gelu_sigmoid.pxi).
-#   gradient  the exp form below.  A rational tail for G (C a - (C - r)/a) reached 1.92 ulp (1.76 with f
-#     carried exactly) and was no faster: the queue, not the tail, is most of a gradient tail lane's cost.
-# The exp form (the gradient's tail lanes), branch-free.  With a = min(|x|, 14.99):
-#   gradient  y = dy - dy*G (x >= 0) or dy*G (x < 0),  G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a)
-#   exp(-a^2/2) = 2^mn * 2^f from an exact a^2 = s + sl (FMA); mn by a rounding constant, f = fh + fl,
-#     2^f - 1 = f*Q0 + f^2*P(f) with the leading product taken from fh and fl unrounded.
-#   D on intervals of a picked by bits(a + 1) (N/4 per octave of a + 1), coefficients per lane by a
-#     permute: AVX-512 32 intervals (vpermt2ps), degree 5; AVX2 8 intervals (vpermps), degree 7.
-#     D = H + v, v = C0 + u*(C1 + ...), u = a - L exact, with a float lead H, so float rounding sits in
-#     the small part v; E*D = 2^mn (H + (v + q*(H + v))), scaled last (scalef; AVX2: 2^(mn+64), then
-#     2^-64) so a subnormal result rounds once.
-#   Inputs with |x| <= 2^-30 (zeros, subnormals): forward x/2 correctly rounded by integer arithmetic
-#     (gx_f_tiny; found per chunk by the least |x| and redone, or, after a chunk that had some, per
-#     vector, where a vector of them alone skips the rest), gradient 1/2, its value at 2^-30, where it is
-#     evaluated.  A subnormal product or (AVX2) sum takes a ~100-cycle microcode assist: the main paths
-#     have none, but for forward inputs 0 < |x| < ~1e-19 beside normal ones in a vector.
-#   Gradients: a vector with lanes a large dy could make wrong (x beyond the clamp, where G dy only
-#     underflows for |dy| <= 1; an intermediate's overflow; dy = inf) is recomputed there in double
-#     (gx_f_grad_double), for the tanh and sigmoid gradients of _gelu_sigmoid.pxi too (GX_F_GRAD_LOOP).
-# Error over all 2^32 inputs (tools/sweep_f32.py): forward 1.498 ulp (AVX-512, at x = -0.2147808 in the
-# central form) / 1.595 (AVX2, at -0.2915032, the central form's), gradient 1.524 / 1.591 (AVX2 at -3.9997187,
-# central; both were 1.252 and 1.485 with Horner's rule throughout, see gx_f_central).  The AVX2 loops are
-# bound by their floating-point operations (Xeon: a table-free forward for every lane, 34 of them per
-# vector, ran 14 cycles per vector, the same with its division replaced by a product; permutes issue on
-# another port): the central forward has ~14, the tail ~28; and by the Horner chain's latency (Zen 4: the
-# central forward's ~40 instructions per vector took 12 cycles).
-# Coefficients: tools/fit_gelu_f32.py; FASTGELU_F32_FWD=0 at build time keeps the double path in every build.
+# float32 kernels (AVX-512, AVX2, NEON; float32 arithmetic): algorithm and error at the top of src/fg_gelu_f32.h.
 
 from libc.math cimport fabs, INFINITY
 

@@ -1,6 +1,7 @@
 /* The driver of the central form (fg_gelu_f32_central.h) over an array, for the exact forward and gradient
    and the tanh form's forward: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
-   gradient: where the clamp at R is not exact, and results that are not finite) redone through the tails.
+   the AVX2 and NEON gradient's x > R too, the AVX-512 gradient's NaN x; gradient results that are not
+   finite) redone through the tails.
    Per chunk of GX_F_LIST vectors, central results stored as they go:
    - the tail lanes (gx_f_tail_mask) are compressed into a queue (gx_f_tailq) that the tail (gx_f_tail:
      fg_gelu_f32_tail.h, the tanh form's gs_f_tanh_tail of fg_xsig_f32_math.h) computes a vector at a time

@@ -1,7 +1,7 @@
-/* The exact GELU, x*Phi(x), and its gradient dy*(Phi(x) + x*phi(x)), in float32 arithmetic on SIMD vectors
-   (AVX-512: 16 lanes; AVX2: 8; NEON: 4, with AVX2's 8-entry tables and bits), written once on the
-   primitives of fg_simd.h.  Compiled where GX_F32_SIMD; elsewhere (and in every build made with
-   FASTGELU_F32_FWD=0) float32 takes the double path of _gelu_exact.pxi and these are stubs.
+/* float32 kernels of the exact GELU, x*Phi(x), and its gradient dy*(Phi(x) + x*phi(x)), in float32
+   arithmetic on SIMD vectors (AVX-512: 16 lanes; AVX2: 8; NEON: 4, with AVX2's 8-entry tables and bits),
+   written once on the primitives of fg_simd.h.  Compiled where GX_F32_SIMD; elsewhere (and in every build
+   made with FASTGELU_F32_FWD=0) float32 takes the double path of _gelu_exact.pxi and these are stubs.
 
    Algorithm, with a = |x|: GELU = max(-0, x) - F and GELU' = 1 - G (x >= 0) or G (x < 0), F = a*Phi(-a),
    G = Phi(-a) - a*phi(a): no cancellation (F <= a/2, |G| <= 1/2); for x < 0 the result needs relative

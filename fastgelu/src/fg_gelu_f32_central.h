@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const f
         t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
     gx_iv idx = GX_F_CASTI(t);
     /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
-       where a permute of L cost a cycle of the permutes' pipe */
+       where a permute of L took a slot of the permutes' pipe */
     const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : GX_F_GH;
     /* else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
     gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)

@@ -28,7 +28,7 @@
      gx_f_tiny(x)           x/2 correctly rounded, for |x| <= 2^-30, by integer arithmetic: x*Phi(x) = x/2 (1 +
                             0.8x + ...), so for x/2 normal it is x/2 (exponent minus one), and for a subnormal
                             x/2 a tie rounds up in magnitude for x > 0 (the true value lies above) and down for
-                            x < 0.  No subnormal floating-point operation (a microcode assist, ~100 cycles)
+                            x < 0.  No subnormal floating-point operation (it takes a microcode assist)
      gx_fc, GX_F_COMPRESS_PREP(m), GX_F_COMPRESS(c, m, v), GX_F_COMPRESS_IDX(c, m, bv): the lanes m of v
                             moved to the front; and their offsets j + bv */
 #ifndef FG_SIMD_H

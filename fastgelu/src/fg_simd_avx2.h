@@ -70,9 +70,9 @@ static inline __attribute__((always_inline)) gx_fv gx_f_selb(gx_fm m, gx_fv t, g
 #define GX_F_PREFETCHW(p) _mm_prefetch((const char*)(p), _MM_HINT_ET0)
 
 /* 8-entry tables: one vpermps per coefficient (two and a blend for 16 entries made the AVX2 kernel
-   permute-bound: 0.67 Gelem/s).  The row is loaded by an instruction of its own: vpermps with a memory
-   operand holds its pipe two cycles on Zen 3, the load and the register form one (microbenchmark: 2.5
-   against 1.3 cycles per permute), and the central loops are bound by that pipe */
+   permute-bound).  The row is loaded by an instruction of its own: vpermps with a memory operand holds its
+   pipe twice as long on Zen 3 as the load and the register form, and the central loops are bound by that
+   pipe (docs/performance.md, design history) */
 static inline __attribute__((always_inline)) __m256 gx_f_tab8(const float* t, __m256i idx) {
     __m256 row = _mm256_load_ps(t);
     __asm__ volatile("" : "+x"(row));

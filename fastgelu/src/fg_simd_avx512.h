@@ -11,7 +11,7 @@ typedef __mmask16 gx_fm;
 #define GX_F_TAB32 1                     /* 32-entry tables: one vpermt2ps per coefficient */
 #define GX_F_HAS_SCALEF 1
 #define GX_F_HAS_SCATTER 1
-#define GX_F_BV_IN_REG 0                 /* bv kept in a register cost 3% at x ~ U(-8, 8) (32 registers, the
+#define GX_F_BV_IN_REG 0                 /* bv kept in a register was slower at x ~ U(-8, 8) (32 registers, the
                                             tables' 16): broadcast at each push */
 
 #define GX_F_SET1 _mm512_set1_ps
