@@ -18,9 +18,9 @@ static double gx_f_grad_double(float xf, float dyf, int kind) {
     double x = xf, w, t, s, sig, oms;
     /* Each clamp keeps GELU'(x) a normal double of the right sign (exact: -1e-297 at -37; tanh: -5e-259 at
        -20; sigmoid: -6e-279 at -380) that times any finite float dy still rounds to the float result of the
-       unclamped value (+-0), while dy = +-inf gives -+inf, the exact product's limit.  Beyond (the old 40,
-       30, 1000) GELU' underflowed to +-0 in double: inf * 0 = NaN, and the exact form's +0 gave +0 for
-       dy > 0 where the result is -0.  x = -inf is not clamped: GELU'(-inf) is 0 itself (inf * 0 = NaN). */
+       unclamped value (+-0), while dy = +-inf gives -+inf, the exact product's limit.  Farther out GELU'
+       underflows to +-0 in double: inf * 0 would be NaN, and the exact form's sum a +0 of the wrong sign.
+       x = -inf is not clamped: GELU'(-inf) is 0 itself (inf * 0 = NaN). */
     if (x == -INFINITY)
         return (double)dyf * 0.0;
     if (kind == 0) {                /* Phi(x) + x phi(x) */
