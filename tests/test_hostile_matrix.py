@@ -146,9 +146,12 @@ def check_values(what, got, ref, scale, rdt, x=None, factor=None, forward=True):
         bad |= tail & (np.signbit(g) == np.signbit(f))
     if bad.any():
         i = int(np.argmax(bad))
+
+        def at(a):
+            return np.broadcast_to(_f64(a), got.shape).ravel()[i]
         pytest.fail(f"{what}: {int(bad.sum())} of {bad.size} wrong; first: got {g[i]!r}, reference {ref[i]!r} "
-                    f"(scale {scale[i]!r})" + ("" if x is None else f", x={np.broadcast_to(_f64(x), got.shape).ravel()[i]!r}")
-                    + ("" if factor is None else f", factor={np.broadcast_to(_f64(factor), got.shape).ravel()[i]!r}"))
+                    f"(scale {scale[i]!r})" + ("" if x is None else f", x={at(x)!r}")
+                    + ("" if factor is None else f", factor={at(factor)!r}"))
 
 
 def plain(a):
