@@ -102,6 +102,28 @@ def _fused_bias_ok(x, bias, dy, out, kwargs):
     return True
 
 
+def _check_fallback_out(func, x, dy, out):
+    """The errors the ufunc would give about dy's and out's shapes, given before x + bias is allocated (a
+    broadcast x of 2^31 elements would otherwise cost 8 GiB, then fail on out)."""
+    shape = np.shape(x)
+    if dy is not None:
+        try:
+            shape = np.broadcast_shapes(shape, np.shape(dy))
+        except ValueError:
+            raise ValueError(f"{func}: grad_output of shape {np.shape(dy)} does not broadcast against x of "
+                             f"shape {np.shape(x)}") from None
+    if out is None or not isinstance(out, np.ndarray):
+        return
+    try:
+        fits = np.broadcast_shapes(shape, out.shape) == out.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{func}: out has shape {out.shape}; the result has shape {shape}")
+    if not out.flags.writeable:
+        raise ValueError(f"{func}: out is read-only")
+
+
 def _is_tensor(a):
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(a, torch.Tensor)
@@ -131,6 +153,7 @@ def _call(func, ufunc, index, x, dy, bias, out, kwargs):
         elif not out.flags.writeable:
             raise ValueError(f"{func}: out is read-only")
         return _kernels()._bias_call(index, dy is not None, _BIAS_CODES[x.dtype], x, bias, dy, out)
+    _check_fallback_out(func, x, dy, out)
     with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN in x + bias, silent as in the fused kernel
         shifted = np.add(x, bias)
     args = (shifted,) if dy is None else (shifted, dy)
@@ -174,11 +197,14 @@ def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, *
         if pair is not None and (out is None or type(out) is np.ndarray):
             dy = _FLOATS[x.dtype] if grad_output is None else grad_output
             return pair[1](x, dy) if out is None else pair[1](x, dy, out)
-    _, grad = _variant(approximate, "gelu_grad")
+    fwd, grad = _variant(approximate, "gelu_grad")
     dtype = _check_real("gelu_grad", "x", x)
     if grad_output is None:
         # a 0-d one of x's own float type keeps the result dtype (and bfloat16 has no weak-scalar rules);
-        # integers and objects that handle ufuncs themselves get a Python 1.0
+        # integers and bool one of the float type gelu gives them (int8: float16, as np.exp), objects that
+        # handle ufuncs themselves a Python 1.0
+        if dtype is not None and dtype.kind in "biu":
+            dtype = fwd.resolve_dtypes((dtype, None))[1]
         grad_output = np.ones((), dtype) if dtype is not None and dtype in _BIAS_CODES else 1.0
     else:
         _check_real("gelu_grad", "grad_output", grad_output)
@@ -353,17 +379,28 @@ def geglu(x, approximate="none", *, axis=-1, out=None, **ufunc_kwargs):
     return gelu_mul(x[g], x[u], approximate, out=out, **ufunc_kwargs)
 
 
+def _grad_dtype(grad, x, grad_output):
+    """The dtype the gated gradient ufunc gives for halves of x and grad_output (integers and bool: a float,
+    as for geglu); a 0-d or scalar grad_output keeps x's float type."""
+    dy = x.dtype if np.ndim(grad_output) == 0 else np.asarray(grad_output).dtype
+    try:
+        return grad.resolve_dtypes((x.dtype, x.dtype, dy, None, None))[3]
+    except TypeError:   # no loop for this mix: the ufunc call names the problem
+        return np.result_type(x, grad_output)
+
+
 def geglu_grad(x, grad_output, approximate="none", *, axis=-1, out=None):
     """The gradient of geglu for x: (dgate, dup) written into the two halves of one array shaped like x
     (`out`, or a new one), in one pass."""
-    _gated(approximate, "geglu_grad")
+    grad = _gated(approximate, "geglu_grad")[1]
     x = _as_splittable("geglu_grad", x)
     _check_real("geglu_grad", "x", x)
+    _check_real("geglu_grad", "grad_output", grad_output)
     g, u, _ = _halves("geglu_grad", x, axis)
     if out is None:
         if type(x) is not np.ndarray:
             raise TypeError("geglu_grad: x must be a NumPy array (or give out=)")
-        out = np.empty(x.shape, np.result_type(x, grad_output) if np.ndim(grad_output) else x.dtype)
+        out = np.empty(x.shape, _grad_dtype(grad, x, grad_output))
     elif not isinstance(out, np.ndarray):
         raise TypeError(f"geglu_grad: out must be a NumPy array shaped like x; got {type(out).__name__}")
     if out.shape != np.shape(x):

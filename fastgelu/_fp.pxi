@@ -17,6 +17,16 @@ ctypedef struct dd_t:
     double hi
     double lo
 
+
+from libc.math cimport fabs, INFINITY
+
+
+cdef inline double grad_times64(double dy, double g, double x) noexcept nogil:
+    """dy * g for a float64 gradient g = GELU'(x) (any form) that may have underflowed: far in the negative
+    tail (x < -1) a g of 0 stands for a tiny negative number, so an infinite dy gives -dy (the exact product),
+    not inf * 0 = NaN; x = -inf keeps NaN (GELU'(-inf) is 0 itself). Branch-free (a select)."""
+    return sel((g == 0.0) & (x < -1.0) & (x > -INFINITY) & (fabs(dy) == INFINITY), -dy, dy * g)
+
 cdef inline dd_t two_prod(double a, double b) noexcept nogil:
     """hi + lo == a*b exactly, hi = fl(a*b)."""
     cdef dd_t r

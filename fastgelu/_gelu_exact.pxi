@@ -247,7 +247,7 @@ cdef inline real gelu_none_grad(real x, real dy) noexcept nogil:
             return r
         return <float>(<double>dy * _gx_grad_full32(x))
     else:
-        return dy * _gx_grad64(x)
+        return grad_times64(dy, _gx_grad64(x), x)
 
 
 

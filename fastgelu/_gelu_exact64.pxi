@@ -85,7 +85,7 @@ cdef inline void _gx_grad64_flush_tail(_GxDefer64* q, int n) noexcept nogil:
         for j in range(_GX_CHUNK):
             g[j] = _gx_grad64_far(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
     for j in range(n):
-        q.yt[j][0] = q.dt[j] * g[j]
+        q.yt[j][0] = grad_times64(q.dt[j], g[j], q.xt[j])   # GELU' underflows here (x < -38.67)
 
 cdef void _gx_fwd64_many(_GxDefer64* q, const double* x, double* y, unsigned int mask, bint tail) noexcept nogil:
     """Forward, many lanes of one piece (AVX-512): compressed, then a full batch computed and the lanes past

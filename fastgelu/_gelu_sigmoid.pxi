@@ -148,7 +148,8 @@ cdef inline double _fin64_grad(double x, double T, xsig* v) noexcept nogil:
         h = sel(pos, (p.hi * t) * s + 1.0, hn)
     # sigma * h = (1 or T) * h / (d + de): one division by d, then the first-order correction for de
     cdef double y1 = (sel(pos, 1.0, T) * h) / d
-    return fg_fma(-y1, de * s0, y1) * sel(pos, 1.0, _INV_2S)
+    # T = 0 (underflowed, x far negative) makes y1 = -0.0, which the correction would turn into +0.0
+    return sel(y1 == 0.0, y1, fg_fma(-y1, de * s0, y1)) * sel(pos, 1.0, _INV_2S)
 
 ctypedef struct ff_t:
     float hi
@@ -250,9 +251,10 @@ cdef inline real _xsig_grad(real x, real dy, xsig* v) noexcept nogil:
         s = 1.0 / (1.0 + T)
         q = xa * _dw(xa, v) * s
         pos = xd >= 0.0
-        return <real>(dy * (sel(pos, s, T * s) * (1.0 + sel(pos, q * T, -q))))
+        # x = -inf: GELU' is 0 itself (the clamped x would make it tiny and nonzero: inf * it is NaN, not -inf)
+        return <real>(dy * sel(xd == -INFINITY, 0.0, sel(pos, s, T * s) * (1.0 + sel(pos, q * T, -q))))
     else:
-        return dy * _fin64_grad(xd, _mexp64(xd, v), v)
+        return grad_times64(dy, _fin64_grad(xd, _mexp64(xd, v), v), xd)
 
 cdef enum:
     _CH = 64        # float64 chunk: three short loops over local arrays, each small enough to be inlined
@@ -297,7 +299,7 @@ cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssi
             for i in range(m):
                 T[i] = _mexp64(x[c + i], v)
             for i in range(m):
-                y[c + i] = dy[c + i] * _fin64_grad(x[c + i], T[i], v)
+                y[c + i] = grad_times64(dy[c + i], _fin64_grad(x[c + i], T[i], v), x[c + i])
             c = c + _CH
 
 # ---- the interface the loops call -------------------------------------------------------------------

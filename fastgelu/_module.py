@@ -15,6 +15,19 @@ def _is_floating(dtype):
     return np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16"
 
 
+def _sum_to(grad, shape):
+    """A gradient in the broadcast shape summed back to the shape of the input it belongs to (a gate or up
+    that broadcast in forward: each of its elements was used once per copy), as autograd does."""
+    if np.shape(grad) == tuple(shape):
+        return grad
+    lead = np.ndim(grad) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and grad.shape[lead + i] != 1)
+    dtype = np.dtype(grad.dtype)
+    acc = np.float32 if dtype.itemsize == 2 else dtype   # float16/bfloat16 sums accumulate in float32
+    return np.sum(grad, axis=axes, dtype=acc).astype(dtype, copy=False).reshape(shape)
+
+
 class _Layer:
     """What the layers share: the inputs forward saved for backward, clear() and the repr."""
 
@@ -107,8 +120,10 @@ class GELU(_Layer):
         return x
 
     def backward(self, grad_output):
-        """grad_output * GELU'(x), x being the input of the last forward."""
-        return gelu_grad(self._inputs(), grad_output, self.approximate)
+        """grad_output * GELU'(x), x being the input of the last forward, shaped like x (a grad_output that
+        broadcast x to a larger shape gives the sum over the broadcast axes, as autograd does)."""
+        x = self._inputs()
+        return _sum_to(gelu_grad(x, grad_output, self.approximate), np.shape(x))
 
     def extra_repr(self):
         s = f"approximate={self.approximate!r}"
@@ -120,7 +135,8 @@ class GeGLU(_Layer):
 
     ``y = layer(x)`` splits x into gate and up halves along `axis` (gate first); ``y = layer(gate, up)``
     takes them separately. ``backward(grad_output)`` then returns the gradient for what forward took: dx
-    (shaped like x, both halves written in one pass) or the pair (dgate, dup).
+    (shaped like x, both halves written in one pass) or the pair (dgate, dup), each shaped like its input (a
+    gate or up that broadcast in forward gets its gradient summed over the broadcast axes, as in autograd).
 
     Parameters
     ----------
@@ -146,7 +162,10 @@ class GeGLU(_Layer):
     def __init__(self, approximate="none", axis=-1):
         _gated(approximate, "GeGLU")
         self.approximate = approximate
-        self.axis = operator.index(axis)
+        try:
+            self.axis = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"GeGLU: axis must be an integer; got {type(axis).__name__}") from None
 
     def forward(self, x, up=None):
         """GELU(gate) * up, from halves of x or from (gate, up)."""
@@ -164,7 +183,8 @@ class GeGLU(_Layer):
         if len(saved) == 1:
             return geglu_grad(saved[0], grad_output, self.approximate, axis=self.axis)
         gate, up = saved
-        return gelu_mul_grad(gate, up, grad_output, self.approximate)
+        dgate, dup = gelu_mul_grad(gate, up, grad_output, self.approximate)
+        return _sum_to(dgate, np.shape(gate)), _sum_to(dup, np.shape(up))
 
     def extra_repr(self):
         s = f"approximate={self.approximate!r}"

@@ -117,8 +117,10 @@ def explain(state):
     if state["forked"]:
         return "1: forked child of a process that ran OpenMP (GNU libgomp's pool does not survive fork)"
     omp, user, cap = state["openmp"], state["user"], state["budget"]
-    if user > 0:
-        nt, why = min(omp, user), f"set_num_threads({user})"
+    if user > 0:    # the process-wide value; a per-thread OpenMP limit off the default (threadpoolctl) caps it
+        capped = omp != state.get("openmp_default", omp) and omp < user
+        nt, why = (omp, "OpenMP's limit for this thread (threadpoolctl or omp_set_num_threads)") if capped else \
+            (user, f"set_num_threads({user})")
     elif 0 < cap < omp:
         nt, why = cap, default_budget()[1]
     elif os.environ.get("OMP_NUM_THREADS", "").strip():

@@ -36,6 +36,7 @@
 # as computing ~4K elements (tools/measure_threshold.py; docs/performance.md has the figures).
 cdef npy_intp PARALLEL_MIN = 8192
 cdef int _user_threads = 0        # set_num_threads(); 0 = follow OpenMP (OMP_NUM_THREADS, threadpoolctl)
+cdef int _omp_default = 0         # OpenMP's limit for a thread nobody limited (read at import)
 cdef int _budget_threads = 0      # CPU budget of the process (affinity, cgroup quota); 0 = no cap
 cdef bint _forked_child = False   # GNU libgomp's pool does not survive fork(): a child runs serially
 
@@ -77,10 +78,16 @@ cdef inline int threads_wanted(npy_intp n) noexcept nogil:
     """The user's limits for a call of n elements, before the caps that follow the machine."""
     if n < PARALLEL_MIN or _forked_child:
         return 1
-    cdef int nt = omp_get_max_threads()
+    cdef int omp = omp_get_max_threads()
+    cdef int nt = omp
     if _user_threads > 0:
-        if _user_threads < nt:
-            nt = _user_threads
+        # set_num_threads: one value for every thread of the process (OpenMP's own limit is per thread: a
+        # thread that once set 1 kept it after another raised the cap). It replaces OpenMP's default, so it
+        # may exceed OMP_NUM_THREADS; a per-thread limit that differs from the default (threadpoolctl's
+        # threadpool_limits) is someone's choice for this thread and still caps it
+        nt = _user_threads
+        if omp != _omp_default and omp < nt:
+            nt = omp
     elif 0 < _budget_threads < nt:
         nt = _budget_threads
     # every thread gets at least half the threshold, so a call just above it does not pay for a team
@@ -118,9 +125,17 @@ cdef inline bint sample_due() noexcept nogil:
 cdef inline int threads_for(npy_intp n, fg_team* team) noexcept nogil:
     """Threads for a call of n elements; sets up `team` for the parallel path (a call that the load cap
     keeps on one thread samples the load here instead, on the calling thread)."""
+    global _judged_nt
     cdef int want = threads_wanted(n)
     cdef int nt = threads_capped(want)
     cdef bint sample = want > 1 and sample_due()
+    if nt == 1 and n >= PARALLEL_MIN:
+        # a call large enough for a team runs on the calling thread (the caps, set_num_threads(1)): the team's
+        # workers idle and fall asleep, so the next team call wakes them and starts late by that alone. It is
+        # not judged, as the first call of a team size is not: judged, the probe after a back-off (whose
+        # calls run here) was always late, and with back-off memory one late call backs off again -- a loop
+        # that kept 2-thread runs on one thread for a whole measurement
+        _judged_nt = 1
     if nt == 1 and sample:
         load_report(fg_runnable(), 1, want)
         sample = False
@@ -240,11 +255,10 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
 
 
 def _set_threads(int n):
-    """Thread cap for this kernel module (0 = follow OpenMP); see fastgelu.set_num_threads."""
+    """Thread cap for every thread's calls into this kernel module (0 = follow OpenMP); see
+    fastgelu.set_num_threads. OpenMP's per-thread limit is left alone (threads_wanted)."""
     global _user_threads
     _user_threads = n
-    if n > 0:
-        omp_set_num_threads(n)
 
 
 def _set_budget(int n):
@@ -318,6 +332,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
             "sampling": bool(fg_loadavg_fd_open()),
             "trace": [tuple(_trace[i % 32][j] for j in range(4)) for i in range(max(0, _samples - 32), _samples)],
             "user": _user_threads, "budget": _budget_threads, "openmp": omp_get_max_threads(),
+            "openmp_default": _omp_default,
             "forked": bool(_forked_child)}
 
 
@@ -328,6 +343,7 @@ def _after_fork_in_child():
 
 import os as _os
 _os.register_at_fork(after_in_child=_after_fork_in_child)
+_omp_default = omp_get_max_threads()
 OPENMP = bool(FASTGELU_OPENMP)
 
 from fastgelu import _threads as _threads_mod

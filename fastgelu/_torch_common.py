@@ -2,6 +2,8 @@
 tracer can watch, the operator library, and the ladder each operator climbs (CPU kernel, fake kernel,
 autograd kernel over an autograd.Function, vmap rule), written once for the plain (_torch_ops) and the
 gated (_torch_gated) operators. fastgelu.torch imports torch first and says what is missing."""
+import operator
+
 import torch
 import torch.autograd.forward_ad as _fwAD
 
@@ -14,6 +16,26 @@ _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 def _check_approximate(approximate, who="fastgelu.torch"):
     _variant(approximate, who)
+
+
+def _dim_arg(dim, who):
+    """dim as an int: a TypeError naming it for anything else (a float is never truncated; bool is refused,
+    as PyTorch's own argument parser does)."""
+    if isinstance(dim, bool):
+        raise TypeError(f"{who}: dim must be an integer; got bool")
+    try:
+        return operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{who}: dim must be an integer; got {type(dim).__name__}") from None
+
+
+def _check_dim(dim, ndim, who):
+    """dim checked against a tensor of ndim >= 1 dimensions: IndexError as PyTorch's own when out of range."""
+    dim = _dim_arg(dim, who)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"{who}: dim out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got "
+                         f"{dim})")
+    return dim
 
 
 def _check_tensor(t, name="input", who="fastgelu.torch.gelu"):

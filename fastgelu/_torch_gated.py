@@ -88,6 +88,13 @@ def _reduce_to(t, shape):
     return t if t.shape == shape else t.sum_to_size(shape)
 
 
+def _gate_backward(grad_output, gate, approximate):
+    """grad_output * GELU'(gate) where gate broadcasts against grad_output (gate (3, 1) against up (1, 4)):
+    fastgelu::gelu_backward takes equal shapes, so both are expanded to the common one (views, no copies)."""
+    shape = torch.broadcast_shapes(grad_output.shape, gate.shape)
+    return _gelu_backward(grad_output.expand(shape), gate.expand(shape), approximate)
+
+
 def _gelu_mul_any(gate, up, approximate):
     """GELU(gate) * up inside formulas (differentiable again)."""
     if _functorch_active():
@@ -113,7 +120,7 @@ def _gelu_mul_tangent(ctx, gate_t, up_t, _):
     gate, up = ctx.saved_tensors
     out = None
     if gate_t is not None:
-        out = _gelu_backward(gate_t * up, gate, ctx.approximate)
+        out = _gate_backward(gate_t * up, gate, ctx.approximate)
     if up_t is not None:
         term = _gelu_mul_any(gate, up_t, ctx.approximate)
         out = term if out is None else out + term
@@ -126,12 +133,12 @@ def _gelu_mul_backward_grads(ctx, g_dgate, g_dup):
     a = ctx.approximate
     d_dy = d_gate = d_up = None
     if ctx.needs_input_grad[0]:
-        d_dy = _reduce_to(_gelu_backward(g_dgate * up, gate, a) + _gelu_mul_any(gate, g_dup, a), dy.shape)
+        d_dy = _reduce_to(_gate_backward(g_dgate * up, gate, a) + _gelu_mul_any(gate, g_dup, a), dy.shape)
     if ctx.needs_input_grad[1]:
         d_gate = _reduce_to(g_dgate * dy * up * _second_derivative(gate, a)
-                            + _gelu_backward(g_dup * dy, gate, a), gate.shape)
+                            + _gate_backward(g_dup * dy, gate, a), gate.shape)
     if ctx.needs_input_grad[2]:
-        d_up = _reduce_to(_gelu_backward(g_dgate * dy, gate, a), up.shape)
+        d_up = _reduce_to(_gate_backward(g_dgate * dy, gate, a), up.shape)
     return d_dy, d_gate, d_up, None
 
 
@@ -142,9 +149,10 @@ def _gelu_mul_backward_tangent(ctx, dy_t, gate_t, up_t, _):
     dy_t = zero if dy_t is None else dy_t
     gate_t = zero if gate_t is None else gate_t
     up_t = zero if up_t is None else up_t
-    dgate_t = _gelu_backward(dy_t * up + dy * up_t, gate, a) + dy * up * _second_derivative(gate, a) * gate_t
-    dup_t = _gelu_mul_any(gate, dy_t, a) + _gelu_backward(dy * gate_t, gate, a)
-    return dgate_t, dup_t
+    shape = torch.broadcast_shapes(dy.shape, gate.shape, up.shape)   # the outputs' shape
+    dgate_t = _gate_backward(dy_t * up + dy * up_t, gate, a) + dy * up * _second_derivative(gate, a) * gate_t
+    dup_t = _gelu_mul_any(gate, dy_t, a) + _gate_backward(dy * gate_t, gate, a)
+    return dgate_t.expand(shape), dup_t.expand(shape)
 
 
 _GELUMul = _function("_GELUMul", _gelu_mul_cpu, _gelu_mul_op, _gelu_mul_grads, _gelu_mul_tangent)

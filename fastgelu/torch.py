@@ -44,8 +44,8 @@ if not hasattr(torch.library, "register_vmap"):  # torch.library's Python-operat
                       f"{torch.__version__}. Upgrade torch, or use torch.nn.GELU / torch.nn.functional.gelu.")
 
 from ._api import VARIANTS
-from ._torch_common import (_DTYPES, _check_approximate, _check_tensor, _functorch_active, _untraced,
-                            _unwatched, _view, as_numpy)
+from ._torch_common import (_DTYPES, _check_approximate, _check_dim, _check_tensor, _dim_arg, _functorch_active,
+                            _untraced, _unwatched, _view, as_numpy)
 from ._torch_gated import _GELUMul, _check_pair, _gelu_mul_cpu, _gelu_mul_op
 from ._torch_onnx import onnx_translation_table
 from ._torch_ops import (_GELU, _check_out, _gelu_eager, _gelu_inplace_cpu, _gelu_inplace_op, _gelu_op,
@@ -130,11 +130,12 @@ def gelu_mul(gate, up, approximate="none"):
 
 def geglu(input, approximate="none", dim=-1):
     """GELU(gate) * up with gate and up the first and second halves of `input` along `dim` (vLLM/sglang's
-    `gelu_and_mul`); an odd length along `dim` is a ValueError."""
+    `gelu_and_mul`); an odd length along `dim` is a ValueError, a `dim` out of range an IndexError."""
     if not isinstance(input, torch.fx.Proxy):
         _check_tensor(input, "input", "fastgelu.torch.geglu")
         if input.dim() == 0:
             raise ValueError("fastgelu.torch.geglu: input must have at least one dimension")
+        dim = _check_dim(dim, input.dim(), "fastgelu.torch.geglu")
         n = input.shape[dim]
         if n % 2:
             raise ValueError(f"fastgelu.torch.geglu: input has odd length {n} along dim {dim}; the gate and up "
@@ -155,7 +156,7 @@ class GeGLU(torch.nn.Module):
         super().__init__()
         _check_approximate(approximate, "fastgelu.torch.GeGLU")
         self.approximate = approximate
-        self.dim = int(dim)
+        self.dim = _dim_arg(dim, "fastgelu.torch.GeGLU")
 
     def forward(self, input: torch.Tensor, up: torch.Tensor | None = None) -> torch.Tensor:
         if torch.jit.is_scripting():

@@ -16,12 +16,19 @@
 
 static double gx_f_grad_double(float xf, float dyf, int kind) {
     double x = xf, w, t, s, sig, oms;
-    if (kind == 0) {                /* Phi(x) + x phi(x); at |x| = 40 phi is 0 in double too */
-        x = x < -40.0 ? -40.0 : (x > 40.0 ? 40.0 : x);
+    /* Each clamp keeps GELU'(x) a normal double of the right sign (exact: -1e-297 at -37; tanh: -5e-259 at
+       -20; sigmoid: -6e-279 at -380) that times any finite float dy still rounds to the float result of the
+       unclamped value (+-0), while dy = +-inf gives -+inf, the exact product's limit.  Farther out GELU'
+       underflows to +-0 in double: inf * 0 would be NaN, and the exact form's sum a +0 of the wrong sign.
+       x = -inf is not clamped: GELU'(-inf) is 0 itself (inf * 0 = NaN). */
+    if (x == -INFINITY)
+        return (double)dyf * 0.0;
+    if (kind == 0) {                /* Phi(x) + x phi(x) */
+        x = x < -37.0 ? -37.0 : (x > 37.0 ? 37.0 : x);
         return (double)dyf * (0.5 * erfc(-x * 0.7071067811865476) + x * exp(-0.5 * x * x) * 0.3989422804014327);
     }
     /* sigma (1 + x w' (1 - sigma)) with t = exp(-|w|): no overflow, no cancellation in sigma */
-    double L = kind == 1 ? 30.0 : 1000.0;   /* as float64: beyond, sigma is 1 or 0 in double too */
+    double L = kind == 1 ? 20.0 : 380.0;
     x = x < -L ? -L : (x > L ? L : x);
     double dw = kind == 1 ? 1.5957691216057308 * (1.0 + 3.0 * 0.044715 * x * x) : 1.702;
     w = kind == 1 ? 1.5957691216057308 * x * (1.0 + 0.044715 * x * x) : 1.702 * x;

@@ -149,7 +149,10 @@ static inline __attribute__((always_inline)) gx_fv gs_f_xsig_grad(gx_fv x, gx_fv
     gx_fv yp = GX_F_FMA(GX_F_ADD(q, er), dy, dy);       /* x >= 0: dy + dy Q */
     gx_fv qd = GX_F_MUL(q, dyn);                        /* x < 0: -(q + er) dy, scaled (0 for x >= 0) */
     gx_fv t = GX_F_FMA(er, dyn, GX_F_FMS(q, dyn, qd));
-    return GX_F_SEL(pos, yp, GX_F_FMA(qd, sc, GX_F_MUL(t, sc)));
+    /* q dy underflowed to a zero of the right sign (|result| < half the smallest subnormal): t then holds
+       only er dy's sign, and qd sc + t sc of two zeros of opposite signs would be +0 where the result is -0 */
+    gx_fv yn = GX_F_SEL(GX_F_NEQ(qd, GX_F_SET1(0.0f)), GX_F_FMA(qd, sc, GX_F_MUL(t, sc)), GX_F_MUL(qd, sc));
+    return GX_F_SEL(pos, yp, yn);
 }
 
 /* the tanh form for |x| >= R (the central form's tail lanes, fg_f32_drive.h): F = a T/(1 + T) with T = exp(-w) <= 2^-10 there, so
