@@ -22,7 +22,9 @@
 # the full team. P processes on C cores settle at about C / P threads each (1 each from P >= C), a quiet
 # machine keeps its whole team, and the sample costs one pread of a small proc file every few milliseconds
 # (calls capped to one thread sample on the calling thread). Tasks on CPUs outside the affinity mask count
-# in proportion to the CPUs the mask holds.
+# in proportion to the CPUs the mask holds. Called through fastgelu.torch, the idle workers of PyTorch's
+# intra-op pool, which spin after each of PyTorch's own parallel ops (the op before the activation, in a
+# model), are this process's too: for SPIN_NS after each such call (_host_pool) they are not counted either.
 #
 # Back-off. Where the count cannot see the contention (a hypervisor's other guests; a worker asleep so long
 # that waking it costs more than its piece, as on a VM that halts idle vCPUs), the call's own timing
@@ -55,6 +57,8 @@ cdef int _trace[32][4]                       # the last 32 samples: runnable, us
 cdef int _pool_nt = 0                        # the largest team of the last SPIN_NS: its idle workers may
 cdef long long _pool_until = 0               # still spin (GNU libgomp: GOMP_SPINCOUNT)
 cdef long long SPIN_NS = 20000000            # 20 ms
+cdef int _host_nt = 0                        # workers of the host library's pool (PyTorch intra-op, less
+cdef long long _host_until = 0               # the calling thread) that may still spin, and until when
 
 # back-off
 cdef long long BACKOFF_MIN_NS = 100000000    # 100 ms
@@ -163,6 +167,10 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
         others = 0
     if fg_now_ns() < _pool_until and _pool_nt > used:
         others -= _pool_nt - used    # our own idle workers, still spinning since a larger team ran
+        if others < 0:
+            others = 0
+    if _host_nt > 0 and fg_now_ns() < _host_until:
+        others -= _host_nt           # the host library's idle workers (_host_pool)
         if others < 0:
             others = 0
     if usable < online:   # of the tasks on the machine, those on our CPUs, if spread evenly
@@ -289,6 +297,15 @@ def _load_source(path="/proc/loadavg"):
     return bool(fg_load_source(p))
 
 
+def _host_pool(int nt):
+    """A call from a host library whose own pool of nt threads (the caller's included) may be spinning now:
+    its nt - 1 workers are not other load for the next SPIN_NS (fastgelu.torch passes PyTorch's intra-op
+    thread count before each kernel call)."""
+    global _host_nt, _host_until
+    _host_nt = nt - 1 if nt > 1 else 0
+    _host_until = fg_now_ns() + SPIN_NS
+
+
 def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     """State of the policy, and test hooks that drive it as the loops do. adaptive: switch both caps on/off;
     late=(t0, starts, ends, nt): report a parallel call's clock (fg_now_ns values; 0 = an empty piece);
@@ -298,6 +315,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
     global _judged_nt, _on_time, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
     global _last_runnable, _last_usable, _last_online, _overloaded, _calm, _pool_nt, _pool_until
+    global _host_nt, _host_until
     cdef fg_team t
     if adaptive is not None:
         _adaptive = bool(adaptive)
@@ -309,7 +327,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
         _backoff_cap = _strikes = _on_time = _load_cap = 0
         _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = 0
         _samples = _load_capped = _last_usable = _last_online = _overloaded = _calm = 0
-        _pool_nt = _pool_until = 0
+        _pool_nt = _pool_until = _host_nt = _host_until = 0
         _last_runnable = -1
     if load is not None:
         load_report(int(load[0]), int(load[1]), int(load[2]))
@@ -333,7 +351,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
             "trace": [tuple(_trace[i % 32][j] for j in range(4)) for i in range(max(0, _samples - 32), _samples)],
             "user": _user_threads, "budget": _budget_threads, "openmp": omp_get_max_threads(),
             "openmp_default": _omp_default,
-            "forked": bool(_forked_child)}
+            "forked": bool(_forked_child), "host": _host_nt if now < _host_until else 0}
 
 
 def _after_fork_in_child():

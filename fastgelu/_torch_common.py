@@ -8,6 +8,7 @@ import torch
 import torch.autograd.forward_ad as _fwAD
 
 from ._api import _variant
+from .ufuncs import _kernels
 
 _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
@@ -132,6 +133,21 @@ def _has_tangent(t):
 
 _lib = torch.library.Library("fastgelu", "DEF")  # noqa: the namespace belongs to this package
 _BELOW_AUTOGRAD = torch._C._after_autograd_keyset
+
+
+def _name_intra_op_pool():
+    """Tell the threading policy that PyTorch's intra-op workers may be spinning from its last parallel op:
+    they are this process's, not other load (inside a model, counting them ran most activation calls on one
+    thread). Before every kernel call of fastgelu.torch."""
+    _kernels._host_pool(torch.get_num_threads())
+
+
+def _beside_intra_op_pool(cpu):
+    """A CPU kernel (decorator) that names PyTorch's pool first (_name_intra_op_pool)."""
+    def kernel(*args, **kwargs):
+        _name_intra_op_pool()
+        return cpu(*args, **kwargs)
+    return kernel
 
 
 def _operator(schema, cpu, fake):

@@ -10,8 +10,9 @@ GELU'' in torch operations), forward mode, vmap and fake kernels as for fastgelu
 import torch
 
 from ._api import _gated
-from ._torch_common import (_batch_first, _check_dtype_layout, _check_tensor, _differentiable, _function,
-                            _functorch_active, _operator, _second_derivative, _unwatched, _vmap, as_numpy)
+from ._torch_common import (_batch_first, _beside_intra_op_pool, _check_dtype_layout, _check_tensor,
+                            _differentiable, _function, _functorch_active, _operator, _second_derivative,
+                            _unwatched, _vmap, as_numpy)
 from ._torch_ops import _gelu_backward
 
 
@@ -42,6 +43,7 @@ def _empty_for(shape, like, other):
 
 # ---- CPU and fake kernels -------------------------------------------------------------------------------------
 
+@_beside_intra_op_pool
 def _gelu_mul_cpu(gate, up, approximate="none"):
     fwd = _gated(approximate, "fastgelu::gelu_mul")[0]
     shape = _check_pair(gate, up, "fastgelu::gelu_mul")
@@ -50,6 +52,7 @@ def _gelu_mul_cpu(gate, up, approximate="none"):
     return y
 
 
+@_beside_intra_op_pool
 def _gelu_mul_backward_cpu(grad_output, gate, up, approximate="none"):
     grad = _gated(approximate, "fastgelu::gelu_mul_backward")[1]
     shape = _check_pair(gate, up, "fastgelu::gelu_mul_backward")

@@ -4,13 +4,14 @@ GELU'' in torch operations) and vmap rules, on the ladder of _torch_common."""
 import torch
 
 from ._api import _variant
-from ._torch_common import (_BELOW_AUTOGRAD, _batch_first, _check_approximate, _check_dtype_layout,
-                            _check_tensor, _differentiable, _function, _functorch_active, _has_tangent, _lib,
-                            _operator, _second_derivative, _unwatched, _vmap, as_numpy)
+from ._torch_common import (_BELOW_AUTOGRAD, _batch_first, _beside_intra_op_pool, _check_approximate,
+                            _check_dtype_layout, _check_tensor, _differentiable, _function, _functorch_active,
+                            _has_tangent, _lib, _operator, _second_derivative, _unwatched, _vmap, as_numpy)
 
 
 # ---- CPU kernels ----------------------------------------------------------------------------------------------
 
+@_beside_intra_op_pool
 def _gelu_cpu(x, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu")[0]
     _check_tensor(x, "x", "fastgelu::gelu")
@@ -19,6 +20,7 @@ def _gelu_cpu(x, approximate="none"):
     return y
 
 
+@_beside_intra_op_pool
 def _gelu_out_cpu(x, out, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu_out")[0]
     _check_out(x, out)
@@ -40,6 +42,7 @@ def _check_out_like(x, out):
                          f"{x.dtype}; got {tuple(out.shape)}, {out.dtype}")
 
 
+@_beside_intra_op_pool
 def _gelu_inplace_cpu(x, approximate="none"):
     fwd = _variant(approximate, "fastgelu::gelu_")[0]
     _check_tensor(x, "x", "fastgelu::gelu_")
@@ -48,6 +51,7 @@ def _gelu_inplace_cpu(x, approximate="none"):
     fwd(a, out=a)
 
 
+@_beside_intra_op_pool
 def _gelu_backward_cpu(grad_output, x, approximate="none"):
     grad = _variant(approximate, "fastgelu::gelu_backward")[1]
     _check_tensor(x, "x", "fastgelu::gelu_backward")

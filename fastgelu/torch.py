@@ -45,7 +45,7 @@ if not hasattr(torch.library, "register_vmap"):  # torch.library's Python-operat
 
 from ._api import VARIANTS
 from ._torch_common import (_DTYPES, _check_approximate, _check_dim, _check_tensor, _dim_arg, _functorch_active,
-                            _untraced, _unwatched, _view, as_numpy)
+                            _name_intra_op_pool, _untraced, _unwatched, _view, as_numpy)
 from ._torch_gated import _GELUMul, _check_pair, _gelu_mul_cpu, _gelu_mul_op
 from ._torch_onnx import onnx_translation_table
 from ._torch_ops import (_GELU, _check_out, _gelu_eager, _gelu_inplace_cpu, _gelu_inplace_op, _gelu_op,
@@ -66,6 +66,7 @@ def gelu(input, approximate="none", *, out=None):
         if input.requires_grad and torch.is_grad_enabled():
             return _gelu_eager(input, approximate)  # what the operator's Autograd kernel would call
         y = torch.empty_like(input)  # the kernel itself, as _gelu_cpu runs it
+        _name_intra_op_pool()
         pair[0](_view(input) if not input.requires_grad else as_numpy(input), out=_view(y))
         return y
     if out is not None:

@@ -280,6 +280,51 @@ def test_own_idle_workers_are_not_load(kernels):
     assert sample(kernels, 16, 2, 16) == 1
 
 
+def test_host_pool_workers_are_not_load(kernels):
+    """Inside a PyTorch model: PyTorch's intra-op workers spin after its own op before the activation. Counted
+    as other processes' threads they ran most activation calls on one thread; fastgelu.torch names them
+    (_host_pool) before each kernel call, and for SPIN_NS they are this process's, not load."""
+    import time
+    kernels._backoff(cpus=(2, 2))
+    sample(kernels, 3, 2, 2)
+    assert sample(kernels, 3, 2, 2) == 1         # a third runnable thread, unexplained: the share of 2 CPUs
+    kernels._backoff(reset=True, cpus=(2, 2))
+    kernels._host_pool(2)                        # a pool of 2: the caller and one worker that may spin
+    assert kernels._backoff()["host"] == 1
+    sample(kernels, 3, 2, 2)
+    assert sample(kernels, 3, 2, 2) == 0         # that worker is the third: the whole team stays
+    assert sample(kernels, 4, 2, 2) == 0         # a fourth is someone else's, but alone a passing task
+    assert sample(kernels, 4, 2, 2) == 1         # two samples in a row: the share
+    kernels._backoff(reset=True, cpus=(2, 2))
+    kernels._host_pool(2)
+    time.sleep(0.025)                            # 20 ms on, it sleeps: a third runnable is someone else's
+    sample(kernels, 3, 2, 2)
+    assert sample(kernels, 3, 2, 2) == 1
+    kernels._host_pool(1)                        # a pool of one thread: nothing to discount
+    sample(kernels, 3, 2, 2)
+    assert sample(kernels, 3, 2, 2) == 1
+
+
+def test_torch_operators_name_the_intra_op_pool(kernels):
+    torch = pytest.importorskip("torch")
+    import fastgelu.torch as fgt
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        x = torch.randn(64)
+        for call_op in (lambda: fgt.gelu(x), lambda: fgt.gelu_mul(x, x), lambda: fgt.gelu_(x.clone())):
+            kernels._backoff(reset=True)
+            call_op()
+            assert kernels._backoff()["host"] == 1
+        g = x.clone().requires_grad_()
+        fgt.gelu(g).sum().backward()
+        kernels._backoff(reset=True)
+        fgt.gelu(g).sum().backward()
+        assert kernels._backoff()["host"] == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_tasks_outside_the_affinity_mask_count_in_proportion(kernels):
     kernels._backoff(cpus=(16, 16))
     assert sample(kernels, 4 + 8, 4, 4) == 0     # 8 other tasks, 16 CPUs: room for our 4
