@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, 
         GX_F_STORE(sxl, x);
         GX_F_STORE(sdl, dy);
         GX_F_STORE(rr, r);
-        gx_f_grad_fix(sxl, sdl, rr, s, GX_F_AMAX, 0);
+        gx_f_grad_fix(sxl, sdl, rr, s, GX_F_AMAX, GX_F_FORM_EXACT);
         r = GX_F_LOADU(rr);
     }
     return r;

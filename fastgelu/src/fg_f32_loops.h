@@ -10,12 +10,12 @@
                                   arrays well below the in-cache speed (docs/performance.md); 1,024 and
                                   4,096 were no better */
 
-/* the gradient loop of all three forms: grad(x, dy, kind) one vector, in chunks of GX_F_GCHUNK vectors.  A
+/* the gradient loop of all three forms: grad(x, dy, form) one vector, in chunks of GX_F_GCHUNK vectors.  A
    vector with suspect lanes has its x and dy saved (before y, which may be either, is stored) and is checked
    in double after its chunk, so the loop holds no call.  The check is 4 operations per vector (a pass over
    dy to skip it where all |dy| <= 1 cost as much) */
 #define GX_F_GCHUNK 64
-#define GX_F_GRAD_LOOP(grad, kind, lim)                                                                    \
+#define GX_F_GRAD_LOOP(grad, form, lim)                                                                    \
     float sx[GX_F_GCHUNK][GX_F_W], sd[GX_F_GCHUNK][GX_F_W];                                               \
     ptrdiff_t si[GX_F_GCHUNK];                                                                             \
     unsigned int sm[GX_F_GCHUNK];                                                                          \
@@ -26,7 +26,7 @@
         for (; i + GX_F_W <= end; i += GX_F_W) {                                                           \
             GX_F_PREFETCH((const char*)(x + i) + GX_F_AHEAD);                               \
             GX_F_PREFETCH((const char*)(dy + i) + GX_F_AHEAD);                              \
-            gx_fv yv = grad(GX_F_LOADU(x + i), GX_F_LOADU(dy + i), kind);                                 \
+            gx_fv yv = grad(GX_F_LOADU(x + i), GX_F_LOADU(dy + i), form);                                 \
             unsigned int m = gx_f_suspect(GX_F_LOADU(x + i), yv, lim);                                    \
             if (__builtin_expect(m != 0, 0)) {                                                             \
                 GX_F_STOREU(sx[ns], GX_F_LOADU(x + i));                                                    \
@@ -39,7 +39,7 @@
         if (i < end) {                          /* the last, partial vector (end == n) */                  \
             GX_F_TAILMASK(k, end - i);                                                                     \
             gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = GX_F_MASKLOAD(dy + i, k);                            \
-            gx_fv yv = grad(xv, dv, kind);                                                                 \
+            gx_fv yv = grad(xv, dv, form);                                                                 \
             unsigned int m = gx_f_suspect(xv, yv, lim) & ((1u << (end - i)) - 1u);                         \
             if (m != 0) {                                                                                  \
                 GX_F_STOREU(sx[ns], xv);                                                                   \
@@ -51,7 +51,7 @@
             i = end;                                                                                       \
         }                                                                                                  \
         for (int s_ = 0; s_ < ns; s_++)                                                                    \
-            gx_f_grad_fix(sx[s_], sd[s_], y + si[s_], sm[s_], lim, kind);                                  \
+            gx_f_grad_fix(sx[s_], sd[s_], y + si[s_], sm[s_], lim, form);                                  \
     }
 
 /* the forward loop of all three forms: y[i] = fwd(x[i], arg), i < n; y == x allowed (each vector is loaded

@@ -33,11 +33,11 @@ static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its ce
     GX_F_CENTRAL_BLOCK(GX_F_TANH, x, dy, y, n)
 }
 static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { GX_F_FWD_LOOP(gs_f_xsig, 0) }
-#define gs_f_grad_k(x, dy, kind) gs_f_xsig_grad(x, dy, kind == 1)
+#define gs_f_grad_k(x, dy, form) gs_f_xsig_grad(x, dy, form == GX_F_FORM_TANH)
 static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    GX_F_GRAD_LOOP(gs_f_grad_k, 1, GS_F_XFAR_TANH) }
+    GX_F_GRAD_LOOP(gs_f_grad_k, GX_F_FORM_TANH, GS_F_XFAR_TANH) }
 static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    GX_F_GRAD_LOOP(gs_f_grad_k, 2, GS_F_XFAR_SIG) }
+    GX_F_GRAD_LOOP(gs_f_grad_k, GX_F_FORM_SIGMOID, GS_F_XFAR_SIG) }
 #else
 static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
 static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
