@@ -264,9 +264,13 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
 
 def _set_threads(int n):
     """Thread cap for every thread's calls into this kernel module (0 = follow OpenMP); see
-    fastgelu.set_num_threads. OpenMP's per-thread limit is left alone (threads_wanted)."""
+    fastgelu.set_num_threads. Other threads' OpenMP limits are left alone (threads_wanted); the calling
+    thread's own, if someone lowered it (torch.set_num_threads, threadpoolctl), goes back to the default:
+    for that thread the later choice wins, as omp_set_num_threads would have it."""
     global _user_threads
     _user_threads = n
+    if n > 0 and omp_get_max_threads() != _omp_default:
+        omp_set_num_threads(_omp_default)
 
 
 def _set_budget(int n):
