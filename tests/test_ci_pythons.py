@@ -27,7 +27,7 @@ def ci_pythons():
     """{(3, 11), ...}: the host's CPython and one per Debian-root stage of .ci/run."""
     text = CI.read_text()
     host = re.findall(r"^host_python=(3\.\d+)$", text, re.M)
-    roots = re.findall(r"^debian_python_stage (3\.\d+) \w+$", text, re.M)
+    roots = re.findall(r"^if fits \d+ \"[^\"]*\"; then debian_python_stage (3\.\d+) \w+; fi$", text, re.M)
     assert len(host) == 1 and len(roots) >= 2, (host, roots)
     return {_version(v) for v in host + roots}
 
