@@ -3,6 +3,7 @@ tracer can watch, the operator library, and the ladder each operator climbs (CPU
 autograd kernel over an autograd.Function, vmap rule), written once for the plain (_torch_ops) and the
 gated (_torch_gated) operators. fastgelu.torch imports torch first and says what is missing."""
 import operator
+import sys
 
 import torch
 import torch.autograd.forward_ad as _fwAD
@@ -150,13 +151,45 @@ def _beside_intra_op_pool(cpu):
     return kernel
 
 
+_OPS = []
+_inductor_done = False
+
+
+def _inductor_fallbacks():
+    """Make Inductor's fallbacks (the eager CPU kernel inside a compiled graph) for our operators ourselves.
+    Inductor makes one by itself for an operator it cannot lower, except that, when the environment variable CI
+    is set, it refuses an operator that torch._decomp's table can decompose, and _torch_onnx puts gelu and
+    gelu_mul there for the ONNX exporter. Inductor is loaded before it lowers a graph it has traced through these
+    fake kernels, so the first fake call after that registers them; importing Inductor here would cost seconds."""
+    global _inductor_done
+    lowering = sys.modules.get("torch._inductor.lowering")
+    if _inductor_done or lowering is None:
+        return
+    _inductor_done = True
+    try:
+        for op in _OPS:
+            if op not in lowering.lowerings:
+                tag = torch._library.utils.get_layout_constraint_tag(op, with_default=True)
+                lowering.make_fallback(op, layout_constraint=lowering.tag_to_layout_constraint(tag), warn=False,
+                                       override_decomp=True)
+    except (AttributeError, TypeError, ImportError):  # a PyTorch without these: Inductor's own fallback acts
+        pass
+
+
 def _operator(schema, cpu, fake):
     """Define fastgelu::<schema> with its CPU and fake (meta) kernels; the operator's default overload."""
     name = schema.split("(", 1)[0]
     _lib.define(schema)
     _lib.impl(name, cpu, "CPU")
-    torch.library.register_fake(f"fastgelu::{name}", fake, lib=_lib)
-    return getattr(torch.ops.fastgelu, name).default
+
+    def traced(*args, **kwargs):
+        _inductor_fallbacks()
+        return fake(*args, **kwargs)
+
+    torch.library.register_fake(f"fastgelu::{name}", traced, lib=_lib)
+    op = getattr(torch.ops.fastgelu, name).default
+    _OPS.append(op)
+    return op
 
 
 def _function(name, cpu, op, backward, jvp):

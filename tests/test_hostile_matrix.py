@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
@@ -457,6 +457,8 @@ def torch_cases(draw):
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(torch_cases())
+# found by CI: the gradient of a broadcast gate sums past float32's largest value
+@example(("float32", "none", np.array([3e38, 3e38], np.float32), np.array(0.0, np.float32), "contiguous"))
 def test_torch_operators_match_numpy(case):
     """fastgelu.torch.gelu / gelu_mul (forward and backward, any layout, broadcasting) give the bits of the
     NumPy API on the same values."""
@@ -499,7 +501,9 @@ def test_torch_operators_match_numpy(case):
             g = numpy_of(got)
             tol = 1e-12 if dt == "float64" else (1e-5 if dt == "float32" else 1e-2)
             ok = (np.isclose(g, want, rtol=tol, atol=tol) | (np.isnan(g) & np.isnan(want))
-                  | (np.isinf(want) & (g == want)))
+                  | (np.isinf(want) & (g == want))
+                  # a sum past the dtype's largest finite value: PyTorch sums in the dtype and overflows
+                  | ((np.abs(want) > torch.finfo(tdt).max * (1 - tol)) & (g == np.sign(want) * np.inf)))
             if full.shape == tuple(shape):      # no sum: the very bits
                 ok = (g == want) | (np.isnan(g) & np.isnan(want))
             assert ok.all(), (dt, approximate, g[~ok], want[~ok])

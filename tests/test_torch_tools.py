@@ -75,6 +75,35 @@ def test_compiled_graph_calls_fastgelu(fresh_dynamo):
     assert torch.equal(y, m(x))
 
 
+def test_compile_lowers_with_ci_set_and_no_cache(tmp_path):
+    """Inductor refuses its own fallback for an operator torch._decomp can decompose when the environment
+    variable CI is set (GitHub Actions sets it), and gelu and gelu_mul are there for the ONNX exporter: fastgelu
+    registers the fallbacks itself. A fresh process with Inductor's caches off, so the graph is really lowered."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import torch, fastgelu.torch as fgt
+torch.manual_seed(0)
+lin = torch.nn.Linear(8, 32)
+def f(x):
+    h = lin(x)
+    return fgt.gelu(h, "tanh") + fgt.gelu_mul(h[:, :16], h[:, 16:]).sum(-1, keepdim=True)
+x = torch.randn(5, 8, requires_grad=True)
+c = torch.compile(f, fullgraph=True)
+y, want = c(x), f(x)
+torch.testing.assert_close(y, want, rtol=1e-6, atol=1e-6)
+g, = torch.autograd.grad(y.sum(), x)
+gw, = torch.autograd.grad(want.sum(), x)
+torch.testing.assert_close(g, gw, rtol=1e-6, atol=1e-6)
+print("ok")
+"""
+    env = dict(os.environ, CI="true", TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
+               TORCHINDUCTOR_CACHE_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
 # ---- torch.export -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("approximate", ["none", "sigmoid"])
