@@ -14,12 +14,37 @@ from . import _api, ufuncs
 SQRT1_2 = 0.7071067811865476
 
 
+_held = None      # hold_threads(n): every library's thread count, fixed
+_let_go = 0       # fastgelu's own cap before (0: OpenMP's limit)
+
+
+def hold_threads(n):
+    """Time every library at exactly n threads from now on (fastgelu's count is otherwise the load-aware
+    get_num_threads(), which PyTorch and ONNX Runtime would copy when first set up); None: let go, fastgelu's
+    cap as it was (PyTorch keeps its count)."""
+    global _held, _let_go
+    if n is None:
+        if _held is not None:
+            for m in _api._kernel_modules():
+                m._set_threads(_let_go)
+        _held = None
+        return
+    if _held is None:
+        _let_go = ufuncs._kernels._backoff()["user"]
+    _api.set_num_threads(n)
+    _held = n
+
+
+def _threads():
+    return _held if _held is not None else max(1, _api.get_num_threads())
+
+
 def _torch():
     try:
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(max(1, _api.get_num_threads()))
+    torch.set_num_threads(_threads())
     return torch
 
 
@@ -93,7 +118,7 @@ def ort_fastgelu(x):
                                                     helper.make_opsetid("com.microsoft", 1)])
     model.ir_version = min(model.ir_version, 9)
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = max(1, _api.get_num_threads())
+    opts.intra_op_num_threads = _threads()
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     binding = sess.io_binding()
     out = np.empty_like(x)
@@ -108,7 +133,10 @@ def settle():
     """Call after timing ONNX Runtime, with its session dropped. ORT's intra-op workers spin after each run
     (session.intra_op.allow_spinning): fastgelu calls made then find a core taken, and its back-off
     (docs/threads.md) keeps them on fewer threads for up to a second (docs/performance.md has the figures).
-    Waiting out the back-off keeps each library's figure its own."""
+    Waiting out the back-off keeps each library's figure its own. At one thread (hold_threads(1)) ORT has
+    no workers to spin."""
+    if _held == 1:
+        return
     import gc
     gc.collect()
     time.sleep(1.1)

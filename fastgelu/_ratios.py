@@ -3,18 +3,23 @@ per-round ratios each run recorded.
 
 A round's ratio is (reference kernel's time) / (fastgelu's time), both timed back to back in the same round at
 the same thread count and size, so whatever the machine does to both (a neighbour on a core, a slower clock)
-cancels out to first order. Two runs of one case are compared by the ratio of their medians,
+cancels out to first order. To first order only: a shared VM's slow phases (seconds to minutes) slow a
+cache-bound kernel and a compute-bound one by different amounts, so a case's ratio itself drifts between
+phases (by up to 25% between two runs of one build on a 2-core VM). Each run therefore times every case in
+several passes spread over the run (benches/conftest.py), and the rounds of one pass are one sample of the
+machine's phase. Two runs of one case are compared by the ratio of their medians over all rounds,
 
     change = median(new ratios) / median(old ratios) - 1,
 
-and by a bootstrap interval of that quotient: both runs' rounds are resampled with replacement (a fixed seed,
-so the verdict is reproducible), the quotient of medians is taken per resample, and its central LEVEL range
-is the noise band. A case is SLOWER (the run fails) only when the fall exceeds PCT percent at the interval's
-upper edge too: no resampling of either run's rounds brings it within PCT. ("Below 1" alone is not enough:
-the interval knows each run's own noise, not the drift between two runs on a shared machine; on a 2-core VM
-at load 12-15 it left a -12% fall of a 64M case with an interval of -20%..-3%.) A change beyond PCT that the
-interval does not confirm is "noise"; within PCT, "same". Rounds that are few or scattered widen the
-interval, so a noisy machine gives "noise", not a false SLOWER.
+and by a two-level bootstrap interval of that quotient: for each resample, each run's passes are drawn with
+replacement and then rounds within each drawn pass (a fixed seed, so the verdict is reproducible); the
+quotient of medians is taken per resample, and its central LEVEL range is the noise band. Drawing passes
+first makes the band as wide as the run's own phase-to-phase spread, not just the round-to-round one. A
+case is SLOWER (the run fails) only when the fall exceeds PCT percent at the interval's upper edge too: no
+resampling of either run brings it within PCT. A change beyond PCT that the interval does not confirm is
+"noise"; within PCT, "same". Passes that disagree, rounds that are few or scattered widen the interval, so
+a noisy machine gives "noise", not a false SLOWER; only a change larger than the run's own phase spread
+gives a verdict. A run saved with one pass (flat extra_info["ratios"]) is judged by its rounds alone.
 
     python -m fastgelu._ratios OLD.json NEW.json --ratio-fail 5     # judge two saved runs again
 """
@@ -37,13 +42,37 @@ class Verdict(NamedTuple):
     verdict: str      # "SLOWER", "faster", "noise", "same", "new", "gone"
 
 
+def _passes(runs):
+    """A case's rounds as a list of passes (arrays); a flat list of ratios is one pass."""
+    if len(runs) and isinstance(runs[0], (list, tuple, np.ndarray)):
+        return [np.asarray(p, dtype=float) for p in runs if len(p)]
+    return [np.asarray(runs, dtype=float)] if len(runs) else []
+
+
+def _flat(runs):
+    return np.concatenate(_passes(runs)) if len(runs) else np.empty(0)
+
+
+def _resampled_medians(passes, rng, resamples):
+    """Medians of `resamples` two-level resamples: passes drawn with replacement, then as many rounds as
+    the drawn pass holds from within it."""
+    width = max(p.size for p in passes)
+    table = np.full((len(passes), width), np.nan)
+    for i, p in enumerate(passes):
+        table[i, :p.size] = p
+    sizes = np.array([p.size for p in passes])
+    pick = rng.integers(0, len(passes), (resamples, len(passes)))
+    rows = (rng.random((resamples, len(passes), width)) * sizes[pick][..., None]).astype(int)
+    drawn = table[pick[..., None], rows]
+    drawn[np.arange(width)[None, None, :] >= sizes[pick][..., None]] = np.nan  # a short pass: its own count
+    return np.nanmedian(drawn.reshape(resamples, -1), axis=1)
+
+
 def interval(old, new, level=LEVEL, resamples=RESAMPLES, seed=SEED):
-    """Bootstrap interval (low, high) of median(new) / median(old), each run's rounds resampled."""
-    old, new = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
+    """Bootstrap interval (low, high) of median(new) / median(old); old and new are per-round ratios, flat
+    (one pass) or as a list of passes."""
     rng = np.random.default_rng(seed)
-    mo = np.median(old[rng.integers(0, old.size, (resamples, old.size))], axis=1)
-    mn = np.median(new[rng.integers(0, new.size, (resamples, new.size))], axis=1)
-    q = mn / mo
+    q = _resampled_medians(_passes(new), rng, resamples) / _resampled_medians(_passes(old), rng, resamples)
     tail = (1 - level) / 2
     return float(np.quantile(q, tail)), float(np.quantile(q, 1 - tail))
 
@@ -52,14 +81,16 @@ def judge(case, old, new, pct, level=LEVEL):
     """The verdict on one case from its old and new per-round ratios; pct is the allowed fall in percent."""
     if pct < 0:
         raise ValueError(f"pct must be >= 0, got {pct}")
-    if not old or not new:
-        m_old = float(np.median(old)) if old else float("nan")
-        m_new = float(np.median(new)) if new else float("nan")
+    passes_old, passes_new = old, new
+    old, new = _flat(old), _flat(new)
+    if not old.size or not new.size:
+        m_old = float(np.median(old)) if old.size else float("nan")
+        m_new = float(np.median(new)) if new.size else float("nan")
         nan = float("nan")
-        return Verdict(case, m_old, m_new, nan, nan, nan, "gone" if old else "new")
+        return Verdict(case, m_old, m_new, nan, nan, nan, "gone" if old.size else "new")
     m_old, m_new = float(np.median(old)), float(np.median(new))
     change = m_new / m_old - 1
-    low, high = interval(old, new, level)
+    low, high = interval(passes_old, passes_new, level)
     limit = pct / 100
     if high < 1 - limit:
         verdict = "SLOWER"
@@ -82,15 +113,33 @@ def failed(verdicts):
     return [v.case for v in verdicts if v.verdict == "SLOWER"]
 
 
-def ratios_of(benchmarks, key="ratios"):
-    """{fullname: per-round ratios} from pytest-benchmark records (dicts as saved in its JSON, with the ratios
-    under extra_info[key]); records without ratios are left out."""
+def ratios_of(benchmarks):
+    """{fullname: per-round ratios, a list per pass} from pytest-benchmark records (dicts as saved in its JSON:
+    extra_info["ratio_passes"], or a flat extra_info["ratios"] as one pass); records without ratios are left
+    out."""
     out = {}
     for b in benchmarks:
-        r = (b.get("extra_info") or {}).get(key)
-        if r:
-            out[b["fullname"]] = [float(x) for x in r]
+        info = b.get("extra_info") or {}
+        passes = info.get("ratio_passes") or ([info["ratios"]] if info.get("ratios") else [])
+        passes = [[float(x) for x in p] for p in passes if p]
+        if passes:
+            out[b["fullname"]] = passes
     return out
+
+
+def threads_differ(old_records, new_records, cases):
+    """None, or why two runs cannot be compared: some case of `cases` was timed at another thread count
+    (extra_info["threads"]; a ratio at 2 threads against one at 1 says nothing about the kernel)."""
+    def threads(records):
+        return {b["fullname"]: (b.get("extra_info") or {}).get("threads") for b in records}
+    t_old, t_new = threads(old_records), threads(new_records)
+    for case in sorted(cases):
+        was, now = t_old.get(case), t_new.get(case)
+        if was != now:
+            was = "no thread count (a run before --bench-threads)" if was is None else f"{was} thread(s)"
+            return (f"{case}: the saved run recorded {was}, this one {now}: compare runs taken with the same "
+                    "--bench-threads")
+    return None
 
 
 def report(verdicts, pct, level=LEVEL):
@@ -118,10 +167,15 @@ def main(argv=None):
     p.add_argument("new")
     p.add_argument("--ratio-fail", type=float, default=5.0, metavar="PCT")
     args = p.parse_args(argv)
-    runs = []
+    runs, records = [], []
     for path in (args.old, args.new):
         with open(path) as f:
-            runs.append(ratios_of(json.load(f)["benchmarks"]))
+            records.append(json.load(f)["benchmarks"])
+        runs.append(ratios_of(records[-1]))
+    error = threads_differ(records[0], records[1], set(runs[0]) & set(runs[1]))
+    if error:
+        print(f"ratio check not made: {error}")
+        return 2
     verdicts = compare(runs[0], runs[1], args.ratio_fail)
     print("\n".join(report(verdicts, args.ratio_fail)))
     return 1 if failed(verdicts) else 0

@@ -88,7 +88,38 @@ def test_negative_pct_is_refused():
 def test_ratios_of_reads_saved_records():
     saved = [{"fullname": "a", "extra_info": {"ratios": [1, 2]}}, {"fullname": "b", "extra_info": {}},
              {"fullname": "c"}]
-    assert _ratios.ratios_of(saved) == {"a": [1.0, 2.0]}
+    assert _ratios.ratios_of(saved) == {"a": [[1.0, 2.0]]}
+    passes = [{"fullname": "a", "extra_info": {"ratios": [1, 2, 3], "ratio_passes": [[1, 2], [3]]}}]
+    assert _ratios.ratios_of(passes) == {"a": [[1.0, 2.0], [3.0]]}
+
+
+def passes(centres, spread=0.01, n=8, seed=0):
+    return [rounds(c, spread, n, seed=seed + i) for i, c in enumerate(centres)]
+
+
+def test_a_fall_within_the_runs_own_phase_spread_is_noise():
+    # each pass tight, the passes up to 11% apart (a VM's slow phase during a pass): a 9% fall of the median
+    # is within what the runs' passes already disagree on
+    old = passes([2.0, 1.8, 1.9, 1.85])
+    new = passes([1.75, 1.65, 1.7, 1.72], seed=10)
+    v = _ratios.judge("c", old, new, 5)
+    assert v.change < -0.05 and v.verdict == "noise", v
+    # judged round by round (the passes flattened into one), the same data would have been SLOWER
+    flat = _ratios.judge("c", [r for p in old for r in p], [r for p in new for r in p], 5)
+    assert flat.verdict == "SLOWER", flat
+
+
+def test_a_fall_in_every_pass_is_slower():
+    old = passes([2.0, 1.9, 2.0, 1.95])
+    new = passes([1.6, 1.55, 1.6, 1.58], seed=10)
+    v = _ratios.judge("c", old, new, 5)
+    assert v.verdict == "SLOWER" and v.high < 0.95, v
+
+
+def test_passes_of_unequal_length_are_judged():
+    old = [rounds(2.0, 0.01, 8), rounds(2.0, 0.01, 3, seed=1)]
+    new = [rounds(2.0, 0.01, 5, seed=2)]
+    assert _ratios.judge("c", old, new, 5).verdict == "same"
 
 
 def test_report_names_the_slowed_case():
@@ -97,3 +128,24 @@ def test_report_names_the_slowed_case():
     lines = _ratios.report(verdicts, 5)
     assert any(line.startswith("x ") and line.rstrip().endswith("SLOWER") for line in lines)
     assert lines[-1].endswith("FAILED: x")
+
+
+def test_runs_at_other_thread_counts_are_not_compared():
+    def rec(name, threads):
+        info = {"ratios": [1.0]} if threads is None else {"ratios": [1.0], "threads": threads}
+        return {"fullname": name, "extra_info": info}
+    old = [rec("a", 1), rec("b", 2)]
+    assert _ratios.threads_differ(old, [rec("a", 1), rec("b", 2)], {"a", "b"}) is None
+    assert _ratios.threads_differ(old, [rec("a", 1), rec("b", 1)], {"a"}) is None   # b not compared
+    why = _ratios.threads_differ(old, [rec("a", 1), rec("b", 1)], {"a", "b"})
+    assert why.startswith("b:") and "2 thread(s)" in why and "--bench-threads" in why
+    assert "before --bench-threads" in _ratios.threads_differ([rec("a", None)], [rec("a", 1)], {"a"})
+
+
+def test_command_line_refuses_runs_at_other_thread_counts(tmp_path, capsys):
+    import json
+    for name, threads in (("old", 1), ("new", 2)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            {"benchmarks": [{"fullname": "a", "extra_info": {"ratios": [1.0, 1.1], "threads": threads}}]}))
+    assert _ratios.main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
+    assert "same --bench-threads" in capsys.readouterr().out
