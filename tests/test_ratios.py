@@ -149,3 +149,24 @@ def test_command_line_refuses_runs_at_other_thread_counts(tmp_path, capsys):
             {"benchmarks": [{"fullname": "a", "extra_info": {"ratios": [1.0, 1.1], "threads": threads}}]}))
     assert _ratios.main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
     assert "same --bench-threads" in capsys.readouterr().out
+
+
+def test_the_suite_holds_every_librarys_threads_and_lets_go():
+    import fastgelu
+    from fastgelu import _bench
+    before = fastgelu.ufuncs._kernels._backoff()["user"]
+    try:
+        import torch
+        torch_before = torch.get_num_threads()
+    except ImportError:
+        torch = None
+    _bench.hold_threads(1)
+    try:
+        assert fastgelu.get_num_threads() == 1 and _bench._threads() == 1
+        if torch is not None:
+            assert _bench._torch().get_num_threads() == 1
+    finally:
+        _bench.hold_threads(None)
+        if torch is not None:
+            torch.set_num_threads(torch_before)
+    assert fastgelu.ufuncs._kernels._backoff()["user"] == before and _bench._held is None
