@@ -26,10 +26,9 @@ def pytest_addoption(parser):
 def _steady_allocator():
     """Keep freed blocks in glibc's heap for the whole run. By default malloc returns a large block to the
     kernel when it is freed and maps fresh zeroed pages for the next one, until its adaptive threshold has
-    grown past that size: whether a competitor that allocates temporaries pays page faults on every call
-    depends on what the process did before. PyTorch's x * sigmoid(1.702 x) on 256K float64 (three 2 MB
-    tensors) took 5.2 ms a call in a fresh process and 1.3 ms with the thresholds fixed (Cascade Lake, one
-    thread), and moved a case's ratio by 60% between two runs. True when set (glibc only)."""
+    grown past that size: whether a competitor that allocates temporaries (PyTorch's x * sigmoid(1.702 x))
+    pays page faults on every call would depend on what the process did before, and its ratio with it
+    (docs/performance.md, "The benchmark suite"). True when set (glibc only)."""
     try:
         mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
     except (OSError, AttributeError):
@@ -46,10 +45,9 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def bench_threads(request):
     """Every library's thread count in the speed cases, held fixed (--bench-threads). Left to fastgelu's
-    load-aware policy, a 2-core machine's thread decisions (this run two threads, the next one) moved a case's
-    ratio to PyTorch by up to 30% between two runs of one build: comparing runs needs one count, and one
-    thread is the count a busy machine does not change. The threading policy has its own goals
-    (benches/test_processes.py, tools/threads_runs.py)."""
+    load-aware policy, a 2-core machine's thread decisions (this run two threads, the next one) move a case's
+    ratio between two runs of one build; one thread is the count a busy machine does not change. The
+    threading policy has its own goals (benches/test_processes.py, tools/threads_runs.py)."""
     n = request.config.getoption("--bench-threads")
     if n < 1:
         raise pytest.UsageError(f"--bench-threads must be >= 1, got {n}")

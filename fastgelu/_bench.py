@@ -182,8 +182,8 @@ _BLOCK = 1 << 22
 
 
 def _randn(rng, n):
-    """n float32 randn values; beyond 4M, 4M of them repeated (a branch predictor cannot learn a 4M-element
-    pattern, and drawing 64M took about a second an array, the larger part of the suite's 64M cases)."""
+    """n float32 randn values; beyond 4M, 4M of them repeated: a branch predictor cannot learn a 4M-element
+    pattern, and drawing every value was most of the time of the benchmark suite's 64M cases."""
     if n <= _BLOCK:
         return rng.standard_normal(n, dtype=np.float32)
     return np.resize(rng.standard_normal(_BLOCK, dtype=np.float32), n)

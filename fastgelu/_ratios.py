@@ -5,7 +5,7 @@ A round's ratio is (reference kernel's time) / (fastgelu's time), both timed bac
 the same thread count and size, so whatever the machine does to both (a neighbour on a core, a slower clock)
 cancels out to first order. To first order only: a shared VM's slow phases (seconds to minutes) slow a
 cache-bound kernel and a compute-bound one by different amounts, so a case's ratio itself drifts between
-phases (by up to 25% between two runs of one build on a 2-core VM). Each run therefore times every case in
+phases (docs/performance.md has the figures). Each run therefore times every case in
 several passes spread over the run (benches/conftest.py), and the rounds of one pass are one sample of the
 machine's phase. Two runs of one case are compared by the ratio of their medians over all rounds,
 
