@@ -7,7 +7,8 @@ NumPy runs a ufunc inner loop (--toggle-collect) and writes one dump as each loo
 the measuring process checks that each call made exactly one. Import-time work (the generic module's table
 set-up) and Python's own work are not counted, except for the fused-bias lines (through_ufunc). Each line is
 called twice and its second call counted (a first call may set things up once).
-One thread (set_num_threads(1), OMP_NUM_THREADS=1), fixed seeds, fixed hash seed: two runs give the same counts.
+One thread (set_num_threads(1), OMP_NUM_THREADS=1), fixed seeds, fixed hash seed: two runs give the same counts,
+but for a few dozen instructions of Python's work in the fused-bias lines.
 
 Valgrind's CPU has no AVX-512, so the AVX2 and the baseline (generic) builds are counted, each forced with
 FASTGELU_ISA in its own process; the AVX-512 kernels are guarded by the ratio mode of benches/.
