@@ -8,7 +8,7 @@ the measuring process checks that each call made exactly one. Import-time work (
 set-up) and Python's own work are not counted, except for the fused-bias lines (through_ufunc). Each line is
 called twice and its second call counted (a first call may set things up once).
 One thread (set_num_threads(1), OMP_NUM_THREADS=1), fixed seeds, fixed hash seed: two runs give the same counts,
-but for a few dozen instructions of Python's work in the fused-bias lines.
+but for a few dozen instructions of Python's work in the fused-bias lines (docs/performance.md).
 
 Valgrind's CPU has no AVX-512, so the AVX2 and the baseline (generic) builds are counted, each forced with
 FASTGELU_ISA in its own process; the AVX-512 kernels are guarded by the ratio mode of benches/.
