@@ -88,19 +88,19 @@ def _rounds(fn, ref, k, rounds, warmup):
     return out
 
 
-_later = []   # (benchmark, make, k): the cases whose later passes run after the last test
+_later = []   # (benchmark, rebuild, k): the cases whose later passes run after the last test
 
 
 @pytest.fixture
 def ratio(benchmark, bench_threads):
-    """ratio(fn, ref, ref_name, elements, make=None): pytest-benchmark times rounds of fastgelu's fn, each
+    """ratio(fn, ref, ref_name, elements, rebuild=None): pytest-benchmark times rounds of fastgelu's fn, each
     right after a round of the reference ref (same calls per round); the per-round ratios ref time / fn time
     go into extra_info["ratio_passes"], one list per pass. The first pass is this test's; PASSES - 1 more run
     after the last test, spread over the session, so a case's rounds sample the machine's slow phases (a
-    shared VM's speed shifts for seconds to minutes, and a case's own test lasts under a second): `make`
-    rebuilds (fn, ref) for them, else fn and ref are kept alive until then. pytest-benchmark's statistics are
+    shared VM's speed shifts for seconds to minutes, and a case's own test lasts under a second): `rebuild`
+    makes (fn, ref) afresh for them, else fn and ref are kept alive until then. pytest-benchmark's statistics are
     the first pass's, per round of extra_info["calls_per_round"] calls."""
-    def run(fn, ref, ref_name, elements, make=None):
+    def run(fn, ref, ref_name, elements, rebuild=None):
         benchmark.extra_info.update(elements=elements, reference=ref_name, threads=bench_threads)
         if benchmark.disabled:
             ref()
@@ -121,7 +121,7 @@ def ratio(benchmark, bench_threads):
         t_fn, t_ref = times[fn][WARMUP_ROUNDS:], times[ref][WARMUP_ROUNDS:]
         benchmark.extra_info.update(calls_per_round=k,
                                     ratio_passes=[[float(f"{r / f:.5g}") for r, f in zip(t_ref, t_fn)]])
-        _later.append((benchmark, make if make is not None else (lambda kept=(fn, ref): kept), k))
+        _later.append((benchmark, rebuild if rebuild is not None else (lambda kept=(fn, ref): kept), k))
     return run
 
 
@@ -129,8 +129,8 @@ def _later_passes():
     """The PASSES - 1 passes over every ratio case after the last test; then extra_info["ratios"]: all rounds."""
     import gc
     for _ in range(PASSES - 1):
-        for benchmark, make, k in _later:
-            fn, ref = make()
+        for benchmark, rebuild, k in _later:
+            fn, ref = rebuild()
             benchmark.extra_info["ratio_passes"].append(_rounds(fn, ref, k, ROUNDS, WARMUP_ROUNDS))
             del fn, ref
             gc.collect()

@@ -93,7 +93,7 @@ def test_gelu_speed(benchmark, ratio, case, impl):
     benchmark.group = case_id(case)
     if impl == "fastgelu":
         name, ref = reference(case)
-        ratio(fn, ref, name, case[3], make=lambda: (make("fastgelu", case), reference(case)[1]))
+        ratio(fn, ref, name, case[3], rebuild=lambda: (make("fastgelu", case), reference(case)[1]))
         if name == "onnxruntime":
             del ref
             _bench.settle()
@@ -176,7 +176,7 @@ def test_gated_speed(benchmark, ratio, case, impl):
     if impl == "fastgelu":
         fn = _bench.gated_fastgelu(variant, direction, gate, up, dy)
         name, ref = gated_reference(case, gate, up, dy)
-        ratio(fn, ref, name, n, make=lambda: gated_pair(case))
+        ratio(fn, ref, name, n, rebuild=lambda: gated_pair(case))
         return
     fn = gated_torch(case, gate, up, dy)
     if fn is None:

@@ -81,16 +81,15 @@ def judge(case, old, new, pct, level=LEVEL):
     """The verdict on one case from its old and new per-round ratios; pct is the allowed fall in percent."""
     if pct < 0:
         raise ValueError(f"pct must be >= 0, got {pct}")
-    passes_old, passes_new = old, new
-    old, new = _flat(old), _flat(new)
-    if not old.size or not new.size:
-        m_old = float(np.median(old)) if old.size else float("nan")
-        m_new = float(np.median(new)) if new.size else float("nan")
+    flat_old, flat_new = _flat(old), _flat(new)
+    if not flat_old.size or not flat_new.size:
+        m_old = float(np.median(flat_old)) if flat_old.size else float("nan")
+        m_new = float(np.median(flat_new)) if flat_new.size else float("nan")
         nan = float("nan")
-        return Verdict(case, m_old, m_new, nan, nan, nan, "gone" if old.size else "new")
-    m_old, m_new = float(np.median(old)), float(np.median(new))
+        return Verdict(case, m_old, m_new, nan, nan, nan, "gone" if flat_old.size else "new")
+    m_old, m_new = float(np.median(flat_old)), float(np.median(flat_new))
     change = m_new / m_old - 1
-    low, high = interval(passes_old, passes_new, level)
+    low, high = interval(old, new, level)
     limit = pct / 100
     if high < 1 - limit:
         verdict = "SLOWER"
