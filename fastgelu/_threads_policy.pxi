@@ -17,7 +17,7 @@
 # LOAD_PERIOD_NS a call samples it -- from inside its parallel region, where the team's own threads are all
 # runnable, so the others are that count less the team (and less the idle workers of a larger team that
 # ran in the last SPIN_NS: they may still spin). With more runnable threads than usable CPUs at
-# two samples in a row the call's successors take their proportional share, used * usable / (used +
+# BUSY_SAMPLES samples in a row the call's successors take their proportional share, used * usable / (used +
 # others); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
 # the full team. P processes on C cores settle at about C / P threads each (1 each from P >= C), a quiet
 # machine keeps its whole team, and the sample costs one pread of a small proc file every few milliseconds
@@ -51,7 +51,11 @@ cdef int _load_cap = 0                       # threads the last sample allows; 0
 cdef int _cpus_online = 0, _cpus_usable = 0  # test overrides (0: ask the system at each sample)
 cdef int _last_runnable = -1, _last_usable = 0, _last_online = 0
 cdef long long _samples = 0, _load_capped = 0
-cdef bint _overloaded = False                # the last sample saw more runnable threads than CPUs
+cdef int _busy = 0                           # samples in a row that saw more runnable threads than CPUs
+cdef int BUSY_SAMPLES = 3                    # an uncapped team is capped at the third in a row: a task
+                                             # outside the process that runs for a few ms (on a shared VM,
+                                             # often) was seen at two in a row in some fresh processes and
+                                             # took their team for the ~8 ms two calm samples need
 cdef int _calm = 0                           # samples in a row that found CPUs idle
 cdef int _trace[32][4]                       # the last 32 samples: runnable, used, usable, cap (0 = none)
 cdef int _pool_nt = 0                        # the largest team of the last SPIN_NS: its idle workers may
@@ -151,7 +155,7 @@ cdef inline int threads_for(npy_intp n, fg_team* team) noexcept nogil:
 cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
     """A load sample taken while `used` threads of this call were runnable, for a call that wanted `want`:
     sets the load cap for the calls that follow."""
-    global _load_cap, _last_runnable, _last_usable, _last_online, _samples, _load_capped, _overloaded, _calm
+    global _load_cap, _last_runnable, _last_usable, _last_online, _samples, _load_capped, _busy, _calm
     if runnable <= 0 or not _adaptive:
         return
     cdef int usable = _cpus_usable if _cpus_usable > 0 else fg_cpus_usable()
@@ -176,19 +180,18 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
     if usable < online:   # of the tasks on the machine, those on our CPUs, if spread evenly
         others = (others * usable + online - 1) // online
     if used + others > usable:
-        # a lone overloaded sample is a passing task (a daemon, another runtime's workers spinning down
-        # after its last call): the cap starts at the second in a row
-        if not _overloaded and _load_cap == 0:
-            _overloaded = True
+        # a task seen at fewer samples in a row is a passing one (a daemon, another runtime's workers
+        # spinning down after its last call); once capped, the share follows every sample
+        _busy += 1
+        if _busy < BUSY_SAMPLES and _load_cap == 0:
             cap = want
         else:
             cap = used * usable // (used + others)
             if cap < 1:
                 cap = 1
-        _overloaded = True
         _calm = 0
     else:
-        _overloaded = False
+        _busy = 0
         spare = usable - used - others
         _calm = _calm + 1 if spare > 0 else 0
         if _load_cap == 0:
@@ -318,7 +321,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     the system); reset: forget both caps and the counters."""
     global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
     global _judged_nt, _on_time, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
-    global _last_runnable, _last_usable, _last_online, _overloaded, _calm, _pool_nt, _pool_until
+    global _last_runnable, _last_usable, _last_online, _busy, _calm, _pool_nt, _pool_until
     global _host_nt, _host_until
     cdef fg_team t
     if adaptive is not None:
@@ -330,7 +333,7 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     if reset:
         _backoff_cap = _strikes = _on_time = _load_cap = 0
         _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = 0
-        _samples = _load_capped = _last_usable = _last_online = _overloaded = _calm = 0
+        _samples = _load_capped = _last_usable = _last_online = _busy = _calm = 0
         _pool_nt = _pool_until = _host_nt = _host_until = 0
         _last_runnable = -1
     if load is not None:

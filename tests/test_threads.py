@@ -233,10 +233,12 @@ def test_quiet_machine_keeps_the_team(kernels):
     assert sample(kernels, 17, 16, 16) == 0      # one task more at one sample: a passing one
     assert sample(kernels, 16, 16, 16) == 0
     assert sample(kernels, 17, 16, 16) == 0
-    assert sample(kernels, 17, 16, 16) == 15     # at two in a row: it lends it a CPU
+    assert sample(kernels, 17, 16, 16) == 0      # at two in a row: still a passing task (seen so on a VM)
+    assert sample(kernels, 17, 16, 16) == 15     # at three in a row: it lends it a CPU
     assert sample(kernels, 15, 15, 16) == 15     # it has gone: once is not enough to grow
     assert sample(kernels, 15, 15, 16) == 0      # twice is: the whole team again
-    assert sample(kernels, 17, 16, 16) == 0
+    for _ in range(2):
+        assert sample(kernels, 17, 16, 16) == 0
     assert sample(kernels, 17, 16, 16) == 15
     assert sample(kernels, 16, 15, 16) == 15     # it stays: so does the share
     assert sample(kernels, 16, 15, 16) == 15
@@ -245,6 +247,7 @@ def test_quiet_machine_keeps_the_team(kernels):
 def test_idle_cpus_are_taken_back_by_halves(kernels):
     kernels._backoff(cpus=(16, 16))
     assert sample(kernels, 256, 16, 16) == 0     # 16 processes x 16 threads, first seen
+    assert sample(kernels, 256, 16, 16) == 0
     assert sample(kernels, 256, 16, 16) == 1
     assert sample(kernels, 1, 1, 16) == 1        # the others have stopped (or paused between two calls)
     assert sample(kernels, 1, 1, 16) == 9        # stopped: half of the 15 idle CPUs, rounded up
@@ -253,10 +256,21 @@ def test_idle_cpus_are_taken_back_by_halves(kernels):
     assert sample(kernels, 15, 15, 16) == 0
 
 
+def test_a_task_seen_twice_in_a_row_keeps_the_team(kernels):
+    """The samples of a fresh 2-thread process on the quiet 2-core VM (issue 38): a task outside the process,
+    runnable for a few ms, seen at two samples in a row, had its team capped to one thread until two calm
+    samples (~70 calls); 3 of 40 fresh processes did so, where 1 of 40 saw it at three in a row."""
+    kernels._backoff(cpus=(2, 2))
+    trace = [(3, 2, 2), (2, 2, 2), (3, 2, 2), (3, 2, 2), (2, 2, 2), (2, 2, 2), (3, 2, 2), (2, 2, 2)]
+    assert [sample(kernels, *row) for row in trace] == [0] * len(trace)
+    assert [row[3] for row in kernels._backoff()["trace"]] == [0] * len(trace)
+
+
 def test_a_gap_between_busy_samples_lends_no_cpu(kernels):
     """16 processes at one thread each: one sample finds a CPU free (another process between two calls);
     growing there would start a team on a full machine."""
     kernels._backoff(cpus=(16, 16))
+    sample(kernels, 256, 16, 16)
     sample(kernels, 256, 16, 16)
     assert sample(kernels, 256, 16, 16) == 1
     for _ in range(5):
@@ -271,6 +285,7 @@ def test_own_idle_workers_are_not_load(kernels):
     kernels._backoff(cpus=(2, 2))
     fastgelu.set_num_threads(16)
     call(kernels, nt=16)
+    sample(kernels, 16, 16, 16)
     sample(kernels, 16, 16, 16)
     assert sample(kernels, 16, 16, 16) == 2
     call(kernels, nt=2)                          # the team of 2 it now runs
@@ -287,22 +302,25 @@ def test_host_pool_workers_are_not_load(kernels):
     import time
     kernels._backoff(cpus=(2, 2))
     sample(kernels, 3, 2, 2)
+    sample(kernels, 3, 2, 2)
     assert sample(kernels, 3, 2, 2) == 1         # a third runnable thread, unexplained: the share of 2 CPUs
     kernels._backoff(reset=True, cpus=(2, 2))
     kernels._host_pool(2)                        # a pool of 2: the caller and one worker that may spin
     assert kernels._backoff()["host"] == 1
-    sample(kernels, 3, 2, 2)
+    for _ in range(2):
+        sample(kernels, 3, 2, 2)
     assert sample(kernels, 3, 2, 2) == 0         # that worker is the third: the whole team stays
     assert sample(kernels, 4, 2, 2) == 0         # a fourth is someone else's, but alone a passing task
-    assert sample(kernels, 4, 2, 2) == 1         # two samples in a row: the share
+    assert sample(kernels, 4, 2, 2) == 0
+    assert sample(kernels, 4, 2, 2) == 1         # three samples in a row: the share
     kernels._backoff(reset=True, cpus=(2, 2))
     kernels._host_pool(2)
     time.sleep(0.025)                            # 20 ms on, it sleeps: a third runnable is someone else's
     sample(kernels, 3, 2, 2)
-    assert sample(kernels, 3, 2, 2) == 1
-    kernels._host_pool(1)                        # a pool of one thread: nothing to discount
     sample(kernels, 3, 2, 2)
     assert sample(kernels, 3, 2, 2) == 1
+    kernels._host_pool(1)                        # a pool of one thread: nothing to discount
+    assert sample(kernels, 3, 2, 2) == 1         # capped: the share follows every sample
 
 
 def test_torch_operators_name_the_intra_op_pool(kernels):
@@ -330,6 +348,7 @@ def test_tasks_outside_the_affinity_mask_count_in_proportion(kernels):
     assert sample(kernels, 4 + 8, 4, 4) == 0     # 8 other tasks, 16 CPUs: room for our 4
     kernels._backoff(cpus=(4, 16))               # only 4 of the 16 usable: of 8 tasks ~2 are on ours
     sample(kernels, 4 + 8, 4, 4)
+    sample(kernels, 4 + 8, 4, 4)
     assert sample(kernels, 4 + 8, 4, 4) == 2     # 4 * 4 // (4 + 2)
     assert sample(kernels, 4 + 4, 4, 4) == 3     # 4 * 4 // (4 + 1)
     assert sample(kernels, 4 + 0, 4, 4) == 0
@@ -352,24 +371,25 @@ def test_real_calls_sample_the_load(kernels, tmp_path):
     kernels._backoff(reset=True, cpus=(2, 2))
     assert kernels._load_source(str(busy))
     import time
-    y = fastgelu.gelu(x)
-    assert kernels._backoff()["load_cap"] == 0   # a lone busy sample changes nothing
-    time.sleep(0.005)                            # one sample every 4 ms at most
+    for _ in range(2):
+        y = fastgelu.gelu(x)
+        assert kernels._backoff()["load_cap"] == 0   # a busy sample or two in a row change nothing
+        time.sleep(0.005)                            # one sample every 4 ms at most
     y = fastgelu.gelu(x)
     state = kernels._backoff()
-    assert state["samples"] == 2 and state["runnable"] == 40 and state["load_cap"] == 1
+    assert state["samples"] == 3 and state["runnable"] == 40 and state["load_cap"] == 1
     assert fastgelu.get_num_threads() == 1
     assert fastgelu.get_config()["threads_from"].startswith("1: the machine is busy (40 runnable")
     assert kernels._load_source(str(quiet))
     time.sleep(0.005)
     y2 = fastgelu.gelu(x)                        # on one thread: samples there
     state = kernels._backoff()
-    assert state["samples"] == 3 and state["runnable"] == 1 and state["load_cap"] == 1
+    assert state["samples"] == 4 and state["runnable"] == 1 and state["load_cap"] == 1
     time.sleep(0.005)
     y3 = fastgelu.gelu(x)                        # the second calm sample in a row
     state = kernels._backoff()
-    assert state["samples"] == 4 and state["load_cap"] == 0
-    assert state["trace"] == [(40, 2, 2, 0), (40, 2, 2, 1), (1, 1, 2, 1), (1, 1, 2, 0)]
+    assert state["samples"] == 5 and state["load_cap"] == 0
+    assert state["trace"] == [(40, 2, 2, 0), (40, 2, 2, 0), (40, 2, 2, 1), (1, 1, 2, 1), (1, 1, 2, 0)]
     # the whole team again, unless this busy test machine made real workers start late (the back-off)
     assert fastgelu.get_num_threads() == 2 or kernels._backoff()["cap"] == 1
     assert np.array_equal(y, ref) and np.array_equal(y2, ref) and np.array_equal(y3, ref)
