@@ -5,7 +5,8 @@ on every lane, with no tail or tiny lane looked for, so results there are wrong;
 finding and redoing those lanes were free), and the competitor (PyTorch's GELU and GELU backward for the exact
 form, ONNX Runtime's FastGelu for the tanh form), on the same arrays, 256K float32:
 
-  python tools/bound_f32.py --isa avx2          # the AVX2 kernels (PyTorch is held to AVX2 too)
+  python tools/bound_f32.py --isa avx2          # the AVX2 kernels (PyTorch is held to AVX2 too, its oneDNN
+                                                # kernels included: fastgelu._bench.torch_isa_env)
   python tools/bound_f32.py --isa avx512
 
 Timings: single calls, the order of the contenders shuffled every round, so that a slow spell of a shared
@@ -32,8 +33,6 @@ def main():
     ap.add_argument("-n", type=int, default=1 << 18)
     a = ap.parse_args()
     os.environ["GX_KERNEL_ISA"] = a.isa
-    if a.isa == "avx2":
-        os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.join(HERE, ".."))
     import ctypes
@@ -42,6 +41,7 @@ def main():
 
     import gelu_f32_kernel as gk
     from fastgelu import _bench
+    _bench.torch_isa_env(a.isa, os.environ)         # PyTorch held to AVX2 (oneDNN too), before it is imported
     import fastgelu
     fastgelu.set_num_threads(1)                     # ORT's session takes its thread count from it
     torch = _bench._torch()

@@ -9,7 +9,8 @@
 Each (build, threads) pair runs in its own spawned process (the build is chosen at import, the thread
 count before the first parallel call); inside it fastgelu and its competitor run on the same arrays, so
 each ratio is taken in one process. Ratios above 1 mean fastgelu is faster. Spreads: randn sigma=1, randn
-sigma=3, uniform(-8, 8). PyTorch is held to the same ISA level as the fastgelu build (ATEN_CPU_CAPABILITY).
+sigma=3, uniform(-8, 8). PyTorch is held to the same ISA level as the fastgelu build (ATEN_CPU_CAPABILITY; for AVX2 also
+ONEDNN_MAX_CPU_ISA, which its exact GELU follows).
 """
 import argparse
 import json
@@ -87,10 +88,12 @@ def child(threads, rounds):
 
 
 def run(isa, threads, rounds):
-    # PyTorch runs the kernels it would pick on a CPU with only that ISA (ATEN_CPU_CAPABILITY), so the AVX2
-    # build is compared with PyTorch's AVX2 kernels, as on an AVX2-only machine
+    # PyTorch runs the kernels it would pick on a CPU with only that ISA, so the AVX2 build is compared with
+    # PyTorch's AVX2 kernels (its oneDNN ones too), as on an AVX2-only machine
+    from fastgelu import _bench
     env = dict(os.environ, FASTGELU_ISA=isa)
     env.setdefault("ATEN_CPU_CAPABILITY", {"avx512": "avx512", "avx2": "avx2"}.get(isa, "default"))
+    _bench.torch_isa_env(isa, env)
     out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds)],
                          env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
