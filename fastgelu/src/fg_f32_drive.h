@@ -1,6 +1,7 @@
 /* The driver of the central form (fg_gelu_f32_central.h) over an array, for the exact forward and gradient
    and the tanh form's forward: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
-   the AVX2 and NEON gradient's x > R too, the AVX-512 gradient's NaN x; gradient results that are not
+   the AVX2 and NEON gradient's x > R too -- but for x > GONE in chunks after a dense one, which take dy
+   there (gx_f_gelu_grad_c: the same bits) --, the AVX-512 gradient's NaN x; gradient results that are not
    finite) redone through the tails.
    Per chunk of GX_F_LIST vectors, central results stored as they go:
    - the tail lanes (gx_f_tail_mask) are compressed into a queue (gx_f_tailq) that the tail (gx_f_tail:
@@ -38,6 +39,10 @@
 #define GX_F_DIRECT 16              /* a chunk with at least 1/16 of its lanes queued has the next one push
                                        each vector's tail lanes as it goes (gx_f_list: PUSHED) */
 #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
+#define GX_F_FAR 4                  /* a gradient chunk with at least 1/4 of its lanes queued has the next one
+                                       give x > GONE dy in the central form (gx_f_gelu_grad_c), not queue them:
+                                       the select costs every vector, and pays where such lanes are many (x ~
+                                       U(-8, 8), not randn sigma = 3: docs/performance.md) */
 /* a chunk's tail lanes and fewer than a vector's carried from the chunks before, x (gradient: and dy) and
    offsets, compressed */
 typedef struct {
@@ -123,6 +128,15 @@ static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const
     return GX_F_BITS(GX_F_GT(GX_F_ABS(x), GX_F_SET1(R)));
 }
 
+/* the tail lanes of a vector whose central results took far lanes (gx_f_gelu_grad_c): the gradient's x >
+   GONE are not among them */
+static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask_far(gx_fv x, const int kind, const int far) {
+    gx_fm m = gx_f_tail_mask(x, kind);
+    if (GX_F_HAS_GONE && far && kind == GX_F_EXACT_GRAD)
+        m &= ~GX_F_BITS(GX_F_GT(x, GX_F_SET1(GX_F_GONE)));
+    return m;
+}
+
 /* a chunk's summary for the list mode, one operation a vector: acc holds a tail lane (gx_f_tail_mask) if
    any vector had one: one-sided, the least x (GX_F_MIN returns its second operand, acc, for x NaN, not a
    tail lane there), or, for a gradient whose NaN is a tail lane, the tail lanes' x themselves; two-sided,
@@ -135,12 +149,12 @@ static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv
     return kind == GX_F_EXACT_GRAD ? GX_F_CASTF(GX_F_MAXI(GX_F_CASTI(acc), GX_F_CASTI(ax))) : GX_F_MAX(ax, acc);
 }
 
-/* the central form of one vector (dy: gradient only), *m its tail lanes (gx_f_tail_mask); the gradient's
-   results that are not finite are the chunk's to find (gx_f_grad_bad) */
-static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m,
-                                                                  const int kind, const int chk, int* seen) {
-    *m = gx_f_tail_mask(x, kind);
-    return kind == GX_F_EXACT_GRAD ? gx_f_gelu_grad_c(x, dy) : gx_f_fwd_c(x, kind == GX_F_TANH, chk, seen);
+/* the central form of one vector (dy: gradient only), *m its tail lanes (gx_f_tail_mask_far); the
+   gradient's results that are not finite are the chunk's to find (gx_f_grad_bad) */
+static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m, const int kind,
+                                                                  const int chk, int* seen, const int far) {
+    *m = gx_f_tail_mask_far(x, kind, far);
+    return kind == GX_F_EXACT_GRAD ? gx_f_gelu_grad_c(x, dy, far) : gx_f_fwd_c(x, kind == GX_F_TANH, chk, seen);
 }
 
 static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
@@ -183,7 +197,7 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
                                                                    ptrdiff_t i, ptrdiff_t end, gx_f_list* L,
                                                                    gx_f_tailq* q, const int kind,
                                                                    const int mode, const int per_vector,
-                                                                   int nq, int* tiny) {
+                                                                   const int far, int nq, int* tiny) {
     const int grad = kind == GX_F_EXACT_GRAD;
     /* Forwards test for tiny lanes per chunk (the least a, one operation a vector, where the test per
        vector takes two and a branch) and redo them from the copies; PUSHED chunks keep none, and the
@@ -205,7 +219,7 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
            (docs/performance.md); the exp kernels, slower, did not need it */
         GX_F_PREFETCHW((const char*)(y + i) + GX_F_AHEAD);
         gx_fv xv = GX_F_LOADU(x + i), dv = grad ? GX_F_LOADU(dy + i) : xv;
-        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny);
+        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny, far);
         if (!chk)   /* vminps returns acca for a NaN */
             acca = GX_F_MIN(gx_f_fwd_a(xv, kind == GX_F_TANH), acca);
         if (grad || mode != GX_F_PUSHED) {
@@ -280,19 +294,20 @@ static inline __attribute__((always_inline)) void gx_f_central_seg(const float* 
     gx_f_list L;
     gx_f_tailq q;
     ptrdiff_t i = 0;
-    int mode = GX_F_SUMMED, quiet = 2, tiny = 0, nq = 0;
+    int mode = GX_F_SUMMED, quiet = 2, tiny = 0, nq = 0, far = 0;
     while (n - i >= GX_F_W) {
         ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
         int nq0 = nq, seen = tiny;
         tiny = 0;
         if (mode == GX_F_SUMMED)
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, nq, &tiny);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, 0, nq, &tiny);
         else if (mode == GX_F_PUSHED)
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, nq, &tiny);
+            nq = far ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 1, nq, &tiny)
+                     : gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 0, nq, &tiny);
         else if (seen)
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, nq, &tiny);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, 0, nq, &tiny);
         else
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, nq, &tiny);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, 0, nq, &tiny);
         int full = nq & -GX_F_W, added = nq - nq0;
         if (full) {
             gx_f_tailq_flush(&q, full, y, kind);
@@ -304,6 +319,7 @@ static inline __attribute__((always_inline)) void gx_f_central_seg(const float* 
         }
         quiet = added == 0 && !tiny ? quiet + 1 : 0;
         mode = quiet >= 2 ? GX_F_SUMMED : added * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
+        far = kind == GX_F_EXACT_GRAD && GX_F_HAS_GONE && added * GX_F_FAR >= (int)(end - i);
         i += (end - i) & -(ptrdiff_t)GX_F_W;
     }
     if (nq)
@@ -312,7 +328,7 @@ static inline __attribute__((always_inline)) void gx_f_central_seg(const float* 
         gx_fm m;
         GX_F_TAILMASK(k, n - i);
         gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = grad ? GX_F_MASKLOAD(dy + i, k) : xv;
-        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, 1, &tiny);
+        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, 1, &tiny, 0);
         if (grad)
             m |= gx_f_grad_bad(xv, yv);
         if (m)
