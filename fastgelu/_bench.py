@@ -35,18 +35,19 @@ def hold_threads(n):
     _held = n
 
 
-# What PyTorch runs on a CPU that has only AVX2: its own kernels follow ATEN_CPU_CAPABILITY, but the exact
-# GELU forward and backward are oneDNN's, which follows ONEDNN_MAX_CPU_ISA alone (with ATEN_CPU_CAPABILITY=avx2
-# only, an AVX-512 CPU still ran oneDNN's AVX-512 code there: 2.5x faster on a Cascade Lake)
-TORCH_AVX2_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+# What PyTorch runs on a CPU with only a given ISA: its own kernels follow ATEN_CPU_CAPABILITY, but the exact
+# GELU forward and backward are oneDNN's, which follow ONEDNN_MAX_CPU_ISA alone (ATEN_CPU_CAPABILITY=avx2 left
+# them on AVX-512 code on an AVX-512 CPU: docs/performance.md#how-the-tables-are-measured)
+TORCH_ISA_ENV = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+                 "avx512": {"ATEN_CPU_CAPABILITY": "avx512"}}
 
 
 def torch_isa_env(isa, env):
-    """Sets in env (os.environ, or a child's) what holds PyTorch to isa ("avx2"; anything else: PyTorch's
-    own choice) when set before torch is imported; values already there are kept."""
-    if isa == "avx2":
-        for k, v in TORCH_AVX2_ENV.items():
-            env.setdefault(k, v)
+    """Sets in env (os.environ, or a child's) what holds PyTorch to the fastgelu build isa ("avx2",
+    "avx512"; any other: ATEN_CPU_CAPABILITY=default), when set before torch is imported; values already
+    there are kept."""
+    for k, v in TORCH_ISA_ENV.get(isa, {"ATEN_CPU_CAPABILITY": "default"}).items():
+        env.setdefault(k, v)
     return env
 
 

@@ -41,7 +41,7 @@ def main():
 
     import gelu_f32_kernel as gk
     from fastgelu import _bench
-    _bench.torch_isa_env(a.isa, os.environ)         # PyTorch held to AVX2 (oneDNN too), before it is imported
+    _bench.torch_isa_env(a.isa, os.environ)         # PyTorch held to the build's ISA, before it is imported
     import fastgelu
     fastgelu.set_num_threads(1)                     # ORT's session takes its thread count from it
     torch = _bench._torch()

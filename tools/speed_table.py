@@ -91,9 +91,7 @@ def run(isa, threads, rounds):
     # PyTorch runs the kernels it would pick on a CPU with only that ISA, so the AVX2 build is compared with
     # PyTorch's AVX2 kernels (its oneDNN ones too), as on an AVX2-only machine
     from fastgelu import _bench
-    env = dict(os.environ, FASTGELU_ISA=isa)
-    env.setdefault("ATEN_CPU_CAPABILITY", {"avx512": "avx512", "avx2": "avx2"}.get(isa, "default"))
-    _bench.torch_isa_env(isa, env)
+    env = _bench.torch_isa_env(isa, dict(os.environ, FASTGELU_ISA=isa))
     out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds)],
                          env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])

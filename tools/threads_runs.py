@@ -13,9 +13,8 @@ The processes of one comparison run back to back, in PAIRS groups (1, 2, 16 thre
 figure is the median of the groups' ratios. A shared VM's speed moves in phases of seconds to minutes (on the
 2-core Cascade Lake VM a fresh one-thread process measured 1.3-1.4 Gelem/s in one phase and 2.0-2.4 in the
 next, flat within each): one process per thread count, minutes apart, compares two phases, not two counts.
-Two processes of one thread count run back to back also differ by up to 10% (each flat over its rounds):
-with three groups a comparison whose true ratio is 1.9x read below 1.8x in some runs, with five it did not
-(docs/threads.md).
+Two processes of one thread count run back to back also differ (each flat over its rounds), enough that a
+median of three groups missed targets the true ratio met: five groups by default (docs/threads.md).
 """
 import argparse
 import json
