@@ -18,7 +18,7 @@
 # runnable, so the others are that count less the team (and less the idle workers of a larger team that
 # ran in the last SPIN_NS: they may still spin). With more runnable threads than usable CPUs at
 # BUSY_SAMPLES samples in a row the call's successors take their proportional share, used * usable / (used +
-# others); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
+# others) (a team larger than the usable CPUs is cut to them at the first sample); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
 # the full team. P processes on C cores settle at about C / P threads each (1 each from P >= C), a quiet
 # machine keeps its whole team, and the sample costs one pread of a small proc file every few milliseconds
 # (calls capped to one thread sample on the calling thread). Tasks on CPUs outside the affinity mask count
@@ -52,10 +52,11 @@ cdef int _cpus_online = 0, _cpus_usable = 0  # test overrides (0: ask the system
 cdef int _last_runnable = -1, _last_usable = 0, _last_online = 0
 cdef long long _samples = 0, _load_capped = 0
 cdef int _busy = 0                           # samples in a row that saw more runnable threads than CPUs
-cdef int BUSY_SAMPLES = 3                    # an uncapped team is capped at the third in a row: a task
-                                             # outside the process that runs for a few ms (on a shared VM,
-                                             # often) was seen at two in a row in some fresh processes and
-                                             # took their team for the ~8 ms two calm samples need
+cdef int BUSY_SAMPLES = 3                    # other tasks count from the third in a row: a task outside
+                                             # the process that runs for a few ms (on a shared VM, often)
+                                             # was seen at two in a row in some fresh processes and took
+                                             # their team (or a capped team's last CPU) until two calm
+                                             # samples gave it back
 cdef int _calm = 0                           # samples in a row that found CPUs idle
 cdef int _trace[32][4]                       # the last 32 samples: runnable, used, usable, cap (0 = none)
 cdef int _pool_nt = 0                        # the largest team of the last SPIN_NS: its idle workers may
@@ -181,15 +182,18 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
         others = (others * usable + online - 1) // online
     if used + others > usable:
         # a task seen at fewer samples in a row is a passing one (a daemon, another runtime's workers
-        # spinning down after its last call); once capped, the share follows every sample
+        # spinning down after its last call): it neither caps a team nor lowers a cap. The team's own excess
+        # (more threads than usable CPUs) needs no second look
         _busy += 1
-        if _busy < BUSY_SAMPLES and _load_cap == 0:
-            cap = want
-        else:
+        _calm = 0
+        if _busy < BUSY_SAMPLES:
+            others = 0
+        if used + others > usable:
             cap = used * usable // (used + others)
             if cap < 1:
                 cap = 1
-        _calm = 0
+        else:
+            cap = _load_cap if _load_cap > 0 else want
     else:
         _busy = 0
         spare = usable - used - others

@@ -266,6 +266,24 @@ def test_a_task_seen_twice_in_a_row_keeps_the_team(kernels):
     assert [row[3] for row in kernels._backoff()["trace"]] == [0] * len(trace)
 
 
+def test_a_passing_task_does_not_lower_a_cap(kernels):
+    """A team of 16 on the quiet 2-core VM (OMP_NUM_THREADS=16), cut to 2: a task outside the process seen
+    at one or two samples in a row lowered that cap to one thread at once (the three-in-a-row rule guarded
+    only an uncapped team), and two calm samples were needed to grow back; fresh processes spent whole
+    measurement rounds at one thread's speed (issue 38's second series)."""
+    kernels._backoff(cpus=(2, 2))
+    assert sample(kernels, 16, 16, 16) == 2
+    trace = [(3, 2, 16), (2, 2, 16), (3, 2, 16), (3, 2, 16), (2, 2, 16), (3, 2, 16), (2, 2, 16)]
+    assert [sample(kernels, *row) for row in trace] == [2] * len(trace)
+    assert [row[3] for row in kernels._backoff()["trace"]] == [2] * (len(trace) + 1)
+    for _ in range(2):
+        assert sample(kernels, 3, 2, 16) == 2
+    assert sample(kernels, 3, 2, 16) == 1        # a task that stays: the share of 2 CPUs
+    assert sample(kernels, 2, 1, 16) == 1        # it stays: so does the cap
+    assert sample(kernels, 1, 1, 16) == 1        # it has gone: once is not enough to grow
+    assert sample(kernels, 1, 1, 16) == 2        # twice is
+
+
 def test_a_gap_between_busy_samples_lends_no_cpu(kernels):
     """16 processes at one thread each: one sample finds a CPU free (another process between two calls);
     growing there would start a team on a full machine."""
@@ -285,14 +303,15 @@ def test_own_idle_workers_are_not_load(kernels):
     kernels._backoff(cpus=(2, 2))
     fastgelu.set_num_threads(16)
     call(kernels, nt=16)
-    sample(kernels, 16, 16, 16)
-    sample(kernels, 16, 16, 16)
-    assert sample(kernels, 16, 16, 16) == 2
+    assert sample(kernels, 16, 16, 16) == 2      # its own excess: cut to the CPUs at the first sample
     call(kernels, nt=2)                          # the team of 2 it now runs
-    assert sample(kernels, 16, 2, 16) == 2       # 2 + 14 of its own idle workers spinning
+    for _ in range(3):
+        assert sample(kernels, 16, 2, 16) == 2   # 2 + 14 of its own idle workers spinning
     time.sleep(0.025)                            # 20 ms on, they sleep: 14 runnable are someone else's
     call(kernels, nt=2)
-    assert sample(kernels, 16, 2, 16) == 1
+    assert sample(kernels, 16, 2, 16) == 2       # at one sample: a passing task
+    assert sample(kernels, 16, 2, 16) == 2
+    assert sample(kernels, 16, 2, 16) == 1       # at three in a row: the share
 
 
 def test_host_pool_workers_are_not_load(kernels):
