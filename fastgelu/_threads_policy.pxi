@@ -18,10 +18,11 @@
 # runnable, so the others are that count less the team (and less the idle workers of a larger team that
 # ran in the last SPIN_NS: they may still spin). With more runnable threads than usable CPUs at
 # BUSY_SAMPLES samples in a row the call's successors take their proportional share, used * usable / (used +
-# others) (a team larger than the usable CPUs is cut to them at the first sample); with CPUs idle at two samples in a row, they take back half of the idle ones per sample up to
-# the full team. P processes on C cores settle at about C / P threads each (1 each from P >= C), a quiet
-# machine keeps its whole team, and the sample costs one pread of a small proc file every few milliseconds
-# (calls capped to one thread sample on the calling thread). Tasks on CPUs outside the affinity mask count
+# others) (a team larger than the usable CPUs is cut to them at the first sample); with CPUs idle at two
+# samples in a row, they take back half of the idle ones per sample up to the full team. P processes on C
+# cores settle at about C / P threads each (1 each from P >= C), a quiet machine keeps its whole team, and
+# the sample costs one pread of a small proc file every few milliseconds (calls capped to one thread sample
+# on the calling thread). Tasks on CPUs outside the affinity mask count
 # in proportion to the CPUs the mask holds. Called through fastgelu.torch, the idle workers of PyTorch's
 # intra-op pool, which spin after each of PyTorch's own parallel ops (the op before the activation, in a
 # model), are this process's too: for SPIN_NS after each such call (_host_pool) they are not counted either.

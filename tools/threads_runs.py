@@ -12,14 +12,12 @@ process with the policy's caps off to each group (what the machine gives a team 
 processes whose rounds ended below their team or that saw late calls.
 
 The processes of one comparison run back to back, in PAIRS groups (1, 2, 16 threads; then again), and a run's
-figure is the median of the groups' ratios. A shared VM's speed moves in phases of seconds to minutes (on the
-2-core Cascade Lake VM a fresh one-thread process measured 1.3-1.4 Gelem/s in one phase and 2.0-2.4 in the
-next, flat within each): one process per thread count, minutes apart, compares two phases, not two counts.
-Two processes of one thread count run back to back also differ, enough that a median of three groups missed
-targets the true ratio met: five groups by default. On the 2-core VM, 2 threads ran at 1.1-1.35x of one for
-stretches of ~0.1-0.2 s (a quarter of the time; one thread in the same process unaffected, caps off alike):
-a process timed for 0.1 s (the tool's first version) often sat in one such stretch, so each now times ~0.5-1 s
-and takes the median of its rounds (docs/threads.md).
+figure is the median of the groups' ratios: a shared VM's speed moves in phases of seconds to minutes, so one
+process per thread count, minutes apart, compares two phases, not two counts, and two processes of one thread
+count run back to back differ enough that a median of three groups missed targets the true ratio met. Each
+process times ~0.5-1 s and takes the median of its rounds, so that one of the VM's short slow phases (2
+threads, not one, slowed for ~0.1 s) does not decide it. The measurements behind these choices:
+docs/threads.md.
 """
 import argparse
 import json
@@ -33,11 +31,11 @@ CHILD = r"""
 import os, sys, time, json
 import numpy as np
 import fastgelu
-n, sigma, threads, policy, ROUNDS = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", int(sys.argv[5])
+n, sigma, threads, rounds = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[5])
 if threads:
     fastgelu.set_num_threads(threads)
 k = fastgelu.ufuncs._kernels
-k._backoff(adaptive=policy)
+k._backoff(adaptive=sys.argv[4] == "1")
 x = (sigma * np.random.default_rng(0).standard_normal(n)).astype(np.float32)
 out = np.empty_like(x)
 g = fastgelu.ufuncs.gelu
@@ -45,7 +43,7 @@ reps = max(1, (1 << 22) // n)
 for _ in range(2):
     g(x, out=out)
 rates, below = [], 0
-for _ in range(ROUNDS):
+for _ in range(rounds):
     t0 = time.perf_counter()
     for _ in range(reps):
         g(x, out=out)
@@ -58,28 +56,29 @@ ROUNDS = 401    # timed rounds of 4M elements per process (--rounds)
 CAPPED = []     # (case, rounds that ended below the team, late calls) of each process where the policy acted
 
 
-def child(n, sigma, threads, env=None, policy=True):
+def child(n, sigma, threads, rounds, env=None, policy=True):
     e = dict(os.environ, **(env or {}))
-    r = subprocess.run([sys.executable, "-c", CHILD, str(n), str(sigma), str(threads), str(int(policy)), str(ROUNDS)],
-                       env=e, capture_output=True, text=True, check=True, cwd="/")
+    args = [str(n), str(sigma), str(threads), str(int(policy)), str(rounds)]
+    r = subprocess.run([sys.executable, "-c", CHILD] + args, env=e, capture_output=True, text=True, check=True,
+                       cwd="/")
     rate, capped, late = json.loads(r.stdout)
     if capped or late:
         CAPPED.append((f"{n} s{sigma:g} {threads or 'team'}", capped, late))
     return rate
 
 
-def one_run(pairs, control):
+def one_run(pairs, control, rounds):
     from fastgelu import _contention
     res, ok = {}, True
     for n in (1 << 18, 1 << 22):
         for sigma in (1.0, 3.0):
             groups = []
             for _ in range(pairs):
-                one = child(n, sigma, 1)
-                two = child(n, sigma, 2)
-                team = child(n, sigma, 0, {"OMP_NUM_THREADS": "16"})
+                one = child(n, sigma, 1, rounds)
+                two = child(n, sigma, 2, rounds)
+                team = child(n, sigma, 0, rounds, {"OMP_NUM_THREADS": "16"})
                 # the control: 2 threads with both caps off, what the machine gives a team of 2
-                off = child(n, sigma, 2, policy=False) if control else two
+                off = child(n, sigma, 2, rounds, policy=False) if control else two
                 groups.append((one, two, team, two / one, team / two, off / one))
             one, two, team, r2, r16, roff = (float(np.median(c)) for c in zip(*groups))
             ok &= r2 >= 1.8 and r16 >= 0.85
@@ -106,12 +105,11 @@ def main():
                          "policy, so that a miss is the machine's or the policy's")
     ap.add_argument("--rounds", type=int, default=ROUNDS, help="timed rounds of 4M elements per process")
     a = ap.parse_args()
-    globals()["ROUNDS"] = a.rounds
     print("loadavg", open("/proc/loadavg").read().strip())
     passed = 0
     for k in range(a.runs):
         CAPPED.clear()
-        res, ok = one_run(a.pairs, a.control)
+        res, ok = one_run(a.pairs, a.control, a.rounds)
         passed += ok
         print(f"run {k + 1}: {'PASS' if ok else 'FAIL'}")
         for key, v in res.items():
@@ -121,7 +119,7 @@ def main():
                 off = f", caps off {v[5]}x" if v[5] is not None else ""
                 print(f"  {key}: 1 thread {v[0]}, 2 threads {v[1]}, team of 16 {v[2]} Gelem/s; 2/1 {v[3]}x, "
                       f"16/2 {v[4]}x{off}")
-        print(f"  processes where the policy cut the team (case, of {ROUNDS} rounds ended below, late calls): "
+        print(f"  processes where the policy cut the team (case, of {a.rounds} rounds ended below, late calls): "
               f"{CAPPED or 'none'}")
         sys.stdout.flush()
     print(f"{passed} of {a.runs} runs met every target; loadavg", open("/proc/loadavg").read().strip())
