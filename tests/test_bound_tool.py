@@ -1,7 +1,8 @@
 """tools/bound_f32.py measures the float32 kernels against their bound: the same kernels built with
 GX_F_BOUND, which runs the central form on every lane and looks for no tail or tiny lane.  These tests keep
 that measurement meaningful: on central inputs the bound build gives the kernels' own bits (it times the
-same arithmetic), and on tail inputs it does not (it really skips the tail handling)."""
+same arithmetic), and on tail inputs it does not (it really skips the tail handling).  Likewise for its
+--reach builds (GX_F_REACH): the tail handling moved out to |x| = R, and only there."""
 import importlib.util
 import os
 import shutil
@@ -12,6 +13,7 @@ import pytest
 import fastgelu
 from fastgelu import _dispatch
 
+REACH = 6.0     # tools/bound_f32.py --reach: the tail threshold moved out to |x| = REACH
 TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
 pytestmark = [
     pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="needs a C compiler"),
@@ -28,7 +30,8 @@ def libs(monkeypatch_module):
     gk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gk)
     opt = ["-O3", "-fno-math-errno"]
-    return {k: ctypes.CDLL(gk.build("avx2", opt + extra)) for k, extra in (("kernel", []), ("bound", ["-DGX_F_BOUND"]))}
+    return {k: ctypes.CDLL(gk.build("avx2", opt + extra))
+            for k, extra in (("kernel", []), ("bound", ["-DGX_F_BOUND"]), ("reach", [f"-DGX_F_REACH={REACH!r}f"]))}
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +88,15 @@ def test_torch_is_held_to_the_builds_isa_oneDNN_included():
     assert _bench.torch_isa_env("avx2", {"ONEDNN_MAX_CPU_ISA": "SSE41"})["ONEDNN_MAX_CPU_ISA"] == "SSE41"
     assert _bench.torch_isa_env("avx512", {}) == {"ATEN_CPU_CAPABILITY": "avx512"}
     assert _bench.torch_isa_env("neon", {}) == {"ATEN_CPU_CAPABILITY": "default"}
+
+
+@pytest.mark.parametrize("name,central", CASES, ids=[c[0] for c in CASES])
+def test_reach_build_moves_the_tail_out_and_no_further(libs, name, central):
+    x = np.linspace(-8, 8, 4099, dtype=np.float32)
+    dy = np.ones_like(x)
+    k, r = run(libs["kernel"], name, x, dy), run(libs["reach"], name, x, dy)
+    moved = (x < central[0]) & (x >= -REACH)            # tail lanes the reach build leaves to the tables
+    if name == "gelu_grad":                             # the AVX2 gradient's tail is two-sided
+        moved |= (x > central[1]) & (x <= REACH)
+    assert not np.array_equal(k[moved], r[moved])
+    assert np.array_equal(k[~moved].view(np.int32), r[~moved].view(np.int32))

@@ -8,6 +8,11 @@ form, ONNX Runtime's FastGelu for the tanh form), on the same arrays, 256K float
   python tools/bound_f32.py --isa avx2          # the AVX2 kernels (PyTorch is held to AVX2 too, its oneDNN
                                                 # kernels included: fastgelu._bench.torch_isa_env)
   python tools/bound_f32.py --isa avx512
+  python tools/bound_f32.py --isa avx2 --reach 4 5 6 8   # and the kernels with their tail moved out to |x| = R
+
+--reach answers what a central form reaching further would buy before one is built: builds with -DGX_F_REACH
+move the tail threshold (fastgelu/src/fg_f32_drive.h) to each R and keep today's tables (results between the
+tables' end and R wrong), so their time is today's central loop with only |x| > R (x < -R) left to the tail.
 
 Timings: single calls, the order of the contenders shuffled every round, so that a slow spell of a shared
 machine falls on all of them; each figure is a low percentile (--pct, default 5) of its samples, the
@@ -31,6 +36,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=150)
     ap.add_argument("--pct", type=float, default=5.0)
     ap.add_argument("-n", type=int, default=1 << 18)
+    ap.add_argument("--reach", type=float, nargs="*", default=[], metavar="R",
+                    help="also time the kernels with the tail threshold moved to |x| = R (wrong results there)")
     a = ap.parse_args()
     os.environ["GX_KERNEL_ISA"] = a.isa
     sys.path.insert(0, HERE)
@@ -47,6 +54,9 @@ def main():
     torch = _bench._torch()
     opt = ["-O3", "-fno-math-errno"]                # as setup.py builds the package
     libs = {"kernel": ctypes.CDLL(gk.build(a.isa, opt)), "bound": ctypes.CDLL(gk.build(a.isa, opt + ["-DGX_F_BOUND"]))}
+    reach = [f"reach {r:g}" for r in a.reach]
+    for r, tag in zip(a.reach, reach):
+        libs[tag] = ctypes.CDLL(gk.build(a.isa, opt + [f"-DGX_F_REACH={float(r)!r}f"]))
     rng = np.random.default_rng(0)
     n = a.n
     spreads = {"σ=1": rng.standard_normal(n, dtype=np.float32), "σ=3": 3 * rng.standard_normal(n, dtype=np.float32),
@@ -97,6 +107,18 @@ def main():
                f"{cp / fig['kernel']:.2f}" if cp else "-", f"{cp / fig['bound']:.2f}" if cp else "-",
                f"{fig['kernel'] / fig['bound'] - 1:.0%}"]
         print("| " + " | ".join(row) + " |")
+    if reach:
+        print("\nThe kernels with the tail moved out (ns/elem, and the competitor's time over it):\n")
+        print("| function | spread | kernel | " + " | ".join(reach) + " | bound |")
+        print("|---|---|---|" + "---|" * (len(reach) + 1))
+        for fname, sname, label in rows:
+            cp = float(np.percentile(samples[fname, sname, "competitor"], a.pct)) \
+                if (fname, sname, "competitor") in samples else None
+            cells = []
+            for t in ["kernel"] + reach + ["bound"]:
+                v = float(np.percentile(samples[fname, sname, t], a.pct))
+                cells.append(f"{v:.3f}" + (f" ({cp / v:.2f}x)" if cp else ""))
+            print(f"| {label} | {sname} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
