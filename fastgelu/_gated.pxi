@@ -12,9 +12,10 @@
 # +-inf there (the exact product's, not NaN); a subnormal GELU(gate) (gate < ~-37.6) times a huge up keeps the
 # absolute error of that subnormal (docs/gated.md). dy*up that overflows from finite factors is redone the same way (float32: in double;
 # float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN (GELU'(gate)
-# underflowed: the exact product is -dy*up). Everything lands in stack buffers before any output is written,
-# so out=gate / out=up (exact aliasing) and the output-behind-input overlaps NumPy lets through read every
-# input before it is overwritten.
+# underflowed: the exact product is -dy*up). Everything lands in stack buffers before any output is written
+# (but for a forward chunk without such lanes, whose products go to the output once its gates are read), so
+# out=gate / out=up (exact aliasing) and the output-behind-input overlaps NumPy lets through read every input
+# before it is overwritten.
 
 from libc.math cimport copysign, fabsf as _gm_fabsf
 from libc.string cimport memcpy as _gm_memcpy
@@ -61,6 +62,34 @@ cdef inline bint gm_nan_of_inf(real g, real w, real r) noexcept nogil:
         return (r != r) & (fabs(w) == INFINITY) & (fabs(g) <= DBL_MAX)
 
 
+cdef inline bint gm_maybe_lost(const real* f, npy_intp m) noexcept nogil:
+    # whether any GELU(gate) of the chunk may have lost its accuracy (gm_lost without the gate: a zero from a
+    # zero gate too); one vectorized pass over the chunk's results, where gm_count_lost's over both took twice
+    # as long
+    cdef npy_intp i
+    cdef int k = 0
+    for i in range(m):
+        if real is float:
+            k |= _gm_fabsf(f[i]) < FLT_MIN
+        else:
+            k |= f[i] == 0
+    return k
+
+
+cdef inline bint gm_maybe_bad(const real* f, const real* w, const real* r, npy_intp m) noexcept nogil:
+    # the gradient's: any lane that gm_lost, gm_overflow or gm_nan_of_inf may hold, from the chunk's GELU(gate),
+    # dy*up and gradient alone (a superset: also zeros from zero gates, products of infinite factors, NaN
+    # inputs)
+    cdef npy_intp i
+    cdef int k = 0
+    for i in range(m):
+        if real is float:
+            k |= (_gm_fabsf(f[i]) < FLT_MIN) | (not (_gm_fabsf(w[i]) <= FLT_MAX)) | (r[i] != r[i])
+        else:
+            k |= (f[i] == 0) | (not (fabs(w[i]) <= DBL_MAX)) | (r[i] != r[i])
+    return k
+
+
 cdef inline npy_intp gm_count_lost(const real* g, const real* f, npy_intp m) noexcept nogil:
     cdef npy_intp i, k = 0
     for i in range(m):
@@ -100,13 +129,16 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
     cdef double fd[GM_CHUNK]
     cdef npy_intp i, k
     fwd_block(g, fb, m, v)
-    k = gm_count_lost(g, fb, m)
-    if k:
-        k = gm_gather_lost(g, fb, m, idx, gd)
+    k = gm_count_lost(g, fb, m) if gm_maybe_lost(fb, m) else 0
+    if not k:
+        # straight to y: the gates are all read by now, and u[i] before y[i] is written (y == up, or behind it)
+        for i in range(m):
+            y[i] = fb[i] * u[i]
+        return
+    k = gm_gather_lost(g, fb, m, idx, gd)
     for i in range(m):
         fb[i] = fb[i] * u[i]
-    if k:
-        gm_fix_lost(g, u, fb, idx, gd, fd, k, v)
+    gm_fix_lost(g, u, fb, idx, gd, fd, k, v)
     _gm_memcpy(y, fb, m * sizeof(real))
 
 
@@ -125,8 +157,9 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
     for i in range(m):
         wb[i] = dy[i] * u[i]
     grad_block(g, wb, gb, m, v)
-    for i in range(m):
-        k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i]) | gm_nan_of_inf(g[i], wb[i], gb[i])
+    if gm_maybe_bad(fb, wb, gb, m):
+        for i in range(m):
+                k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i]) | gm_nan_of_inf(g[i], wb[i], gb[i])
     if k:
         k = gm_gather_lost(g, fb, m, idx, gd)
         for i in range(m):

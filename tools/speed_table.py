@@ -9,7 +9,7 @@
 Each (build, threads) pair runs in its own spawned process (the build is chosen at import, the thread
 count before the first parallel call); inside it fastgelu and its competitor run on the same arrays, so
 each ratio is taken in one process. Ratios above 1 mean fastgelu is faster. Spreads: randn sigma=1, randn
-sigma=3, uniform(-8, 8). PyTorch is held to the same ISA level as the fastgelu build (ATEN_CPU_CAPABILITY; for AVX2 also
+sigma=3, uniform(-8, 8) (the gated rows, gelu_mul against PyTorch eager F.gelu(gate) * up: randn only). PyTorch is held to the same ISA level as the fastgelu build (ATEN_CPU_CAPABILITY; for AVX2 also
 ONEDNN_MAX_CPU_ISA, which its exact GELU follows).
 """
 import argparse
@@ -72,6 +72,16 @@ def child(threads, rounds):
                     del oc
                     _bench.settle()
             res[key] = r
+    # the gated forward against PyTorch eager F.gelu(gate, approximate=...) * up (issue 42's row; randn only)
+    for variant in ("none", "tanh"):
+        for spread in ("s1", "s3"):
+            gate, up, dy = _bench.gated_inputs(N, np.float32, sigma=3 if spread == "s3" else 1)
+            r = {"fastgelu": N / _bench.median_time(_bench.gated_fastgelu(variant, "mul", gate, up, dy),
+                                                    rounds=rounds) / 1e9}
+            if torch is not None:
+                r["torch"] = N / _bench.median_time(_bench.gated_torch(torch, variant, "mul", gate, up, dy),
+                                                    rounds=rounds) / 1e9
+            res[f"{variant}-mul-f32-{spread}"] = r
     big = 1 << 26
     for spread in ("s1", "s3"):
         x, _ = _inputs(big, np.float32, spread)
@@ -112,7 +122,7 @@ def table(results):
                 r = res.get(f"{key}-{s}", {})
                 ratio = f"{r.get(f'ratio_{other}', r['fastgelu'] / r[other] if other in r else 0):.2f}x" \
                     if other in r else "-"
-                cells += [f"{r.get('fastgelu', 0):.2f}", ratio]
+                cells += [f"{r['fastgelu']:.2f}" if r else "-", ratio]
             lines.append(f"| {tag} | {key} | {other} | " + " | ".join(cells) + " |")
         for s in ("s1", "s3"):
             r = res[f"64M-{s}"]
@@ -129,7 +139,8 @@ def table(results):
 
 def _order(key):
     variants = ["none-fwd-f32", "none-grad-f32", "tanh-fwd-f32", "tanh-grad-f32", "sigmoid-fwd-f32",
-                "sigmoid-grad-f32", "none-fwd-f64", "none-grad-f64", "none-fwd-f16", "none-fwd-bf16"]
+                "sigmoid-grad-f32", "none-mul-f32", "tanh-mul-f32", "none-fwd-f64", "none-grad-f64", "none-fwd-f16",
+                "none-fwd-bf16"]
     return variants.index(key) if key in variants else len(variants)
 
 
@@ -176,7 +187,8 @@ def median_result(rs):
 
 
 CSV_NAMES = {"none-fwd": "gelu", "none-grad": "gelu_grad", "tanh-fwd": "gelu_tanh", "tanh-grad": "gelu_tanh_grad",
-             "sigmoid-fwd": "gelu_sigmoid", "sigmoid-grad": "gelu_sigmoid_grad"}
+             "sigmoid-fwd": "gelu_sigmoid", "sigmoid-grad": "gelu_sigmoid_grad", "none-mul": "gelu_mul",
+             "tanh-mul": "gelu_tanh_mul"}
 CSV_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16"}
 
 
