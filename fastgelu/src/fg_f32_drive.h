@@ -175,9 +175,10 @@ static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv 
 }
 
 /* How a chunk of GX_F_LIST vectors (central results stored as they go) finds its tail lanes, chosen by
-   what the chunks before queued (a call's first chunk: LISTED, as nothing is known yet: starting SUMMED,
-   the block calls of 1,024 elements that the gated and bias kernels make searched a dense first chunk with a
-   branch per vector, 14-23% of their time at randn sigma = 3, for 0-2% saved at sigma = 1):
+   what the chunks before queued.  A call's first chunk, where nothing is known yet: LISTED with 8-entry
+   tables (AVX2, NEON: randn sigma = 3 queues 13% of the lanes, and the 1,024-element block calls of the
+   gated and bias kernels searched that dense first chunk), SUMMED with 32 (AVX-512: 2.8%, and its
+   sigma = 1 block calls lost up to 15% in LISTED; docs/performance.md):
    - none, two chunks running: SUMMED.  Every vector copied and folded into one summary (gx_f_summary, one
      operation); only when that shows a tail lane are the copies searched, with a branch per vector.  Two
      quiet chunks, not one: after one alone the AVX2 tanh form at sigma = 1 (0.2% of lanes queued, one a
@@ -300,7 +301,8 @@ static inline __attribute__((always_inline)) void gx_f_central_seg(const float* 
     gx_f_list L;
     gx_f_tailq q;
     ptrdiff_t i = 0;
-    int mode = GX_F_LISTED, quiet = 1, tiny = 0, nq = 0, far = 0;
+    /* a call's first chunk (see gx_f_list) */
+    int mode = GX_F_TAB32 ? GX_F_SUMMED : GX_F_LISTED, quiet = GX_F_TAB32 ? 2 : 1, tiny = 0, nq = 0, far = 0;
     while (n - i >= GX_F_W) {
         ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
         int nq0 = nq, seen = tiny;
