@@ -64,8 +64,7 @@ cdef inline bint gm_nan_of_inf(real g, real w, real r) noexcept nogil:
 
 cdef inline bint gm_maybe_lost(const real* f, npy_intp m) noexcept nogil:
     # whether any GELU(gate) of the chunk may have lost its accuracy (gm_lost without the gate: a zero from a
-    # zero gate too); one vectorized pass over the chunk's results, where gm_count_lost's over both took twice
-    # as long
+    # zero gate too), in one pass over the results alone that vectorizes; gm_count_lost only where it says so
     cdef npy_intp i
     cdef int k = 0
     for i in range(m):
@@ -159,7 +158,7 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
     grad_block(g, wb, gb, m, v)
     if gm_maybe_bad(fb, wb, gb, m):
         for i in range(m):
-                k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i]) | gm_nan_of_inf(g[i], wb[i], gb[i])
+            k += gm_lost(g[i], fb[i]) | gm_overflow(dy[i], u[i], wb[i]) | gm_nan_of_inf(g[i], wb[i], gb[i])
     if k:
         k = gm_gather_lost(g, fb, m, idx, gd)
         for i in range(m):

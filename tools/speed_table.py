@@ -9,7 +9,8 @@
 Each (build, threads) pair runs in its own spawned process (the build is chosen at import, the thread
 count before the first parallel call); inside it fastgelu and its competitor run on the same arrays, so
 each ratio is taken in one process. Ratios above 1 mean fastgelu is faster. Spreads: randn sigma=1, randn
-sigma=3, uniform(-8, 8) (the gated rows, gelu_mul against PyTorch eager F.gelu(gate) * up: randn only). PyTorch is held to the same ISA level as the fastgelu build (ATEN_CPU_CAPABILITY; for AVX2 also
+sigma=3, uniform(-8, 8) (the gated rows, gelu_mul against PyTorch eager F.gelu(gate) * up: randn only).
+PyTorch is held to the same ISA level as the fastgelu build (ATEN_CPU_CAPABILITY; for AVX2 also
 ONEDNN_MAX_CPU_ISA, which its exact GELU follows).
 """
 import argparse
@@ -139,8 +140,8 @@ def table(results):
 
 def _order(key):
     variants = ["none-fwd-f32", "none-grad-f32", "tanh-fwd-f32", "tanh-grad-f32", "sigmoid-fwd-f32",
-                "sigmoid-grad-f32", "none-mul-f32", "tanh-mul-f32", "none-fwd-f64", "none-grad-f64", "none-fwd-f16",
-                "none-fwd-bf16"]
+                "sigmoid-grad-f32", "none-mul-f32", "tanh-mul-f32", "none-fwd-f64", "none-grad-f64",
+                "none-fwd-f16", "none-fwd-bf16"]
     return variants.index(key) if key in variants else len(variants)
 
 

@@ -177,8 +177,8 @@ static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv 
 /* How a chunk of GX_F_LIST vectors (central results stored as they go) finds its tail lanes, chosen by
    what the chunks before queued.  A call's first chunk, where nothing is known yet: LISTED with 8-entry
    tables (AVX2, NEON: randn sigma = 3 queues 13% of the lanes, and the 1,024-element block calls of the
-   gated and bias kernels searched that dense first chunk), SUMMED with 32 (AVX-512: 2.8%, and its
-   sigma = 1 block calls lost up to 15% in LISTED; docs/performance.md):
+   gated and bias kernels searched that dense first chunk), SUMMED with 32 (AVX-512: 2.8%, where a
+   1,024-element call is one chunk and LISTED cost its sigma = 1 calls more: docs/performance.md):
    - none, two chunks running: SUMMED.  Every vector copied and folded into one summary (gx_f_summary, one
      operation); only when that shows a tail lane are the copies searched, with a branch per vector.  Two
      quiet chunks, not one: after one alone the AVX2 tanh form at sigma = 1 (0.2% of lanes queued, one a
