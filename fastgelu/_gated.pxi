@@ -1,21 +1,23 @@
 # ---- gated GELU: GELU(gate)*up and its gradient ------------------------------------------------------------
 #
 # gelu_mul(gate, up) = GELU(gate)*up;  gelu_mul_grad(gate, up, dy) = (dy*up*GELU'(gate), dy*GELU(gate)).
-# A chunk's GELU(gate) comes from the variant's block function into a stack buffer and is multiplied by up;
-# the gradient's first output is the variant's gradient block with dy*up as its dy. So the error is the block
-# function's plus one rounding (float16/bfloat16: computed in float32, rounded once to 16 bits at the end).
-# Where the rounded GELU(gate) has lost its relative accuracy the product would magnify that: a float32
-# GELU(gate) that is subnormal or zero from a nonzero gate (gate < ~-13 for the exact form) while |up| is as
-# large as 1e38. Those lanes (rare: found by one summary per chunk) are gathered and take GELU(gate) from one
-# float64 block call and the product in double, rounded once. float64 has nothing wider: a GELU(gate) that
-# underflowed to 0 from a finite gate stands for a tiny number of the gate's sign, so an infinite up gives
-# +-inf there (the exact product's, not NaN); a subnormal GELU(gate) (gate < ~-37.6) times a huge up keeps the
-# absolute error of that subnormal (docs/gated.md). dy*up that overflows from finite factors is redone the same way (float32: in double;
-# float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN (GELU'(gate)
-# underflowed: the exact product is -dy*up). Everything lands in stack buffers before any output is written
-# (but for a forward chunk without such lanes, whose products go to the output once its gates are read), so
-# out=gate / out=up (exact aliasing) and the output-behind-input overlaps NumPy lets through read every input
-# before it is overwritten.
+# A chunk's GELU(gate) comes from the variant's block function and is multiplied by up; the gradient's first
+# output is the variant's gradient block with dy*up as its dy. So the error is the block function's plus one
+# rounding (float16/bfloat16: computed in float32, rounded once to 16 bits at the end). Where the rounded
+# GELU(gate) has lost its relative accuracy the product would magnify that: a float32 GELU(gate) that is
+# subnormal or zero from a nonzero gate (gate < ~-13 for the exact form) while |up| is as large as 1e38. Those
+# lanes (rare: found by one summary per chunk) are gathered and take GELU(gate) from one float64 block call
+# and the product in double, rounded once. float64 has nothing wider: a GELU(gate) that underflowed to 0 from
+# a finite gate stands for a tiny number of the gate's sign, so an infinite up gives +-inf there (the exact
+# product's, not NaN); a subnormal GELU(gate) (gate < ~-37.6) times a huge up keeps the absolute error of that
+# subnormal (docs/gated.md). dy*up that overflows from finite factors is redone the same way (float32: in
+# double; float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN
+# (GELU'(gate) underflowed: the exact product is -dy*up). Where the outputs hold no input (nor each other),
+# the block functions write them and the products are formed in place (a stack buffer between cost a pass); a
+# chunk with lanes to redo finds them again from its inputs, still whole. Otherwise everything lands in stack
+# buffers before any output is written (but for a forward chunk without such lanes, whose products go to the
+# output once its gates are read), so out=gate / out=up (exact aliasing) and the output-behind-input overlaps
+# NumPy lets through read every input before it is overwritten.
 
 from libc.math cimport copysign, fabsf as _gm_fabsf
 from libc.string cimport memcpy as _gm_memcpy
@@ -121,16 +123,38 @@ cdef inline void gm_fix_lost(const real* g, const real* fac, real* y, const npy_
             y[idx[j]] = gm_prod(gd[j], copysign(0.0, gd[j]), fac[idx[j]])   # the block's +-0
 
 
+cdef inline bint gm_apart(const real* a, const real* y, npy_intp m) noexcept nogil:
+    return <size_t>(a + m) <= <size_t>y or <size_t>(y + m) <= <size_t>a
+
+
+cdef inline bint gm_mul_lost(const real* g, const real* u, real* y, npy_intp m) noexcept nogil:
+    # y = GELU(g) in, GELU(g)*u out, and whether a lane lost its accuracy (gm_lost): one pass that vectorizes
+    cdef npy_intp i
+    cdef int k = 0
+    for i in range(m):
+        k |= gm_lost(g[i], y[i])
+        y[i] = y[i] * u[i]
+    return k
+
+
 cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m, variant* v) noexcept nogil:
     cdef real fb[GM_CHUNK]
     cdef npy_intp idx[GM_CHUNK]
     cdef double gd[GM_CHUNK]
     cdef double fd[GM_CHUNK]
     cdef npy_intp i, k
+    if gm_apart(g, y, m) and gm_apart(u, y, m):
+        # y holds no input: GELU(gate) goes there and is multiplied in place; lost lanes are found again
+        fwd_block(g, y, m, v)
+        if gm_mul_lost(g, u, y, m):
+            fwd_block(g, fb, m, v)
+            k = gm_gather_lost(g, fb, m, idx, gd)
+            gm_fix_lost(g, u, y, idx, gd, fd, k, v)
+        return
     fwd_block(g, fb, m, v)
-    k = gm_count_lost(g, fb, m) if gm_maybe_lost(fb, m) else 0
-    if not k:
-        # straight to y: the gates are all read by now, and u[i] before y[i] is written (y == up, or behind it)
+    if not (gm_maybe_lost(fb, m) and gm_count_lost(g, fb, m)):
+        # straight to y: the gates are all read by now, and u[i] before y[i] is written (y == up, or behind
+        # it)
         for i in range(m):
             y[i] = fb[i] * u[i]
         return
@@ -139,6 +163,28 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
         fb[i] = fb[i] * u[i]
     gm_fix_lost(g, u, fb, idx, gd, fd, k, v)
     _gm_memcpy(y, fb, m * sizeof(real))
+
+
+cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
+                               variant* v) noexcept nogil:
+    # The gradient with outputs that hold no input (nor each other): GELU(gate) straight to du, dy*up to dg and
+    # the gradient block in place there, then du times dy. Returns 0, or 1 where a GELU(gate) was lost (du's
+    # lanes to redo), or 2 where dy*up is not finite or a gradient NaN (both outputs to write again)
+    cdef npy_intp i
+    cdef int k = 0, lost = 0
+    fwd_block(g, du, m, v)
+    for i in range(m):
+        dg[i] = dy[i] * u[i]
+        if real is float:
+            k |= not (_gm_fabsf(dg[i]) <= FLT_MAX)
+        else:
+            k |= not (fabs(dg[i]) <= DBL_MAX)
+    grad_block(g, dg, dg, m, v)
+    for i in range(m):
+        k |= dg[i] != dg[i]
+        lost |= gm_lost(g[i], du[i])
+        du[i] = du[i] * dy[i]
+    return 2 if k else lost
 
 
 cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
@@ -152,6 +198,16 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
     cdef double fd[GM_CHUNK]
     cdef double wd[GM_CHUNK]
     cdef npy_intp i, j, k = 0, ko = 0
+    cdef int direct
+    if gm_apart(g, dg, m) and gm_apart(u, dg, m) and gm_apart(dy, dg, m) and gm_apart(g, du, m) \
+            and gm_apart(u, du, m) and gm_apart(dy, du, m) and gm_apart(dg, du, m):
+        direct = gm_grad_direct(g, u, dy, dg, du, m, v)
+        if direct == 1:     # the inputs are whole: find the lost lanes again
+            fwd_block(g, fb, m, v)
+            k = gm_gather_lost(g, fb, m, idx, gd)
+            gm_fix_lost(g, dy, du, idx, gd, fd, k, v)
+        if direct != 2:
+            return
     fwd_block(g, fb, m, v)
     for i in range(m):
         wb[i] = dy[i] * u[i]

@@ -270,6 +270,37 @@ def test_out_where_casting_and_dtype():
 
 
 @pytest.mark.parametrize("approximate", APPROX)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+def test_lanes_redone_in_double_same_bits_wherever_the_output_lies(approximate, dtype):
+    """Chunks with lanes whose GELU(gate) lost its accuracy (gate deep in the tail, up huge or infinite) are
+    redone from whole inputs: a fresh output, out=gate, out=up and an output just behind the gate in one
+    buffer give the same bits, and those lanes are not the plain product."""
+    rng = np.random.default_rng(SEED + 9)
+    n = 5 * 1024 + 37
+    deep = ({"none": (-19.0, -12.5), "tanh": (-12.0, -9.0), "sigmoid": (-80.0, -50.0)} if dtype == np.float32
+            else {"none": (-60.0, -40.0), "tanh": (-60.0, -40.0), "sigmoid": (-900.0, -500.0)})[approximate]
+    g = rng.standard_normal(n)
+    u = rng.standard_normal(n)
+    tail = rng.random(n) < 0.01
+    g[tail] = rng.uniform(*deep, tail.sum())
+    u[tail] = np.where(rng.random(tail.sum()) < 0.5, np.inf if dtype == np.float64 else 3e38, -1e30)
+    g, u = g.astype(dtype), u.astype(dtype)
+    with np.errstate(all="ignore"):
+        want = fastgelu.gelu_mul(g, u, approximate)
+        plain = fastgelu.gelu(g, approximate) * u
+    assert (want[tail] != plain[tail]).any()
+    g1, u1 = g.copy(), u.copy()
+    np.testing.assert_array_equal(fastgelu.gelu_mul(g1, u1, approximate, out=g1), want)
+    g1, u1 = g.copy(), u.copy()
+    np.testing.assert_array_equal(fastgelu.gelu_mul(g1, u1, approximate, out=u1), want)
+    for shift in (1, 8, 1024):
+        buf = np.empty(n + shift, dtype)
+        buf[shift:] = g
+        res = fastgelu.gelu_mul(buf[shift:], u, approximate, out=buf[:n])
+        np.testing.assert_array_equal(res, want, err_msg=f"output {shift} behind the gate")
+
+
+@pytest.mark.parametrize("approximate", APPROX)
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 @pytest.mark.parametrize("which", ["gate", "up"])
 def test_in_place_is_correct_and_allocates_nothing(approximate, dtype, which):
