@@ -8,7 +8,9 @@
 
 Each (build, threads) pair runs in its own spawned process (the build is chosen at import, the thread
 count before the first parallel call); inside it fastgelu and its competitor run on the same arrays, so
-each ratio is taken in one process. Ratios above 1 mean fastgelu is faster. Spreads: randn sigma=1, randn
+each ratio is taken in one process -- but at more than one thread ONNX Runtime's FastGelu is timed in a
+process of its own, right after: its intra-op workers spin between runs and put a parallel library's calls
+beside them on fewer threads (docs/threads.md). Ratios above 1 mean fastgelu is faster. Spreads: randn sigma=1, randn
 sigma=3, uniform(-8, 8) (the gated rows, gelu_mul against PyTorch eager F.gelu(gate) * up: randn only).
 PyTorch is held to the same ISA level as the fastgelu build (ATEN_CPU_CAPABILITY; for AVX2 also
 ONEDNN_MAX_CPU_ISA, which its exact GELU follows).
@@ -34,8 +36,26 @@ def _inputs(n, dtype, spread, seed=0):
     return x.astype(dtype), dy.astype(dtype)
 
 
-def child(threads, rounds):
-    """Runs in the spawned process: a dict of figures, printed as JSON."""
+def ort_child(threads, rounds):
+    """Runs in a spawned process of its own: ONNX Runtime's FastGelu on the tanh row's inputs, as JSON."""
+    import numpy as np
+
+    import fastgelu
+    from fastgelu import _bench
+    fastgelu.set_num_threads(threads)           # the session takes its thread count from it
+    res = {}
+    for spread in SPREADS:
+        x, _ = _inputs(N, np.float32, spread)
+        oc = _bench.ort_fastgelu(x)
+        if oc is None:
+            break
+        res[f"tanh-fwd-f32-{spread}"] = {"onnxruntime": N / _bench.median_time(oc, rounds=rounds) / 1e9}
+        del oc
+    print(json.dumps(res))
+
+
+def child(threads, rounds, ort=True):
+    """Runs in the spawned process: a dict of figures, printed as JSON (ort: ONNX Runtime timed here too)."""
     import numpy as np
 
     import fastgelu
@@ -66,7 +86,7 @@ def child(threads, rounds):
                 tc = _bench.torch_call(torch, variant, direction, x, dy)
                 if tc is not None:
                     r["torch"] = N / _bench.median_time(tc, rounds=rounds) / 1e9
-            if (variant, direction, tname) == ("tanh", "fwd", "f32"):
+            if ort and (variant, direction, tname) == ("tanh", "fwd", "f32"):
                 oc = _bench.ort_fastgelu(x)
                 if oc is not None:
                     r["onnxruntime"] = N / _bench.median_time(oc, rounds=rounds) / 1e9
@@ -103,9 +123,17 @@ def run(isa, threads, rounds):
     # PyTorch's AVX2 kernels (its oneDNN ones too), as on an AVX2-only machine
     from fastgelu import _bench
     env = _bench.torch_isa_env(isa, dict(os.environ, FASTGELU_ISA=isa))
-    out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds)],
-                         env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+
+    def spawn(*flags):
+        out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds), *flags],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    if threads == 1:        # one intra-op thread: no worker pool to spin, so one process takes both
+        return spawn()
+    res = spawn("--no-ort")
+    for key, r in spawn("--ort-only").items():
+        res[key].update(r)
+    return res
 
 
 def table(results):
@@ -154,9 +182,14 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="runs of the whole table; each figure their median")
     ap.add_argument("--csv", help="also write the table in docs/data's format (short CPU name: $SPEED_CPU_SHORT)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--no-ort", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--ort-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.rounds)
+        if args.ort_only:
+            ort_child(args.child, args.rounds)
+        else:
+            child(args.child, args.rounds, ort=not args.no_ort)
         return
     from fastgelu import _dispatch
     isas = [args.isa] if args.isa else [i for i in _dispatch.available() if i != "generic"]
