@@ -13,8 +13,9 @@
 # subnormal (docs/gated.md). dy*up that overflows from finite factors is redone the same way (float32: in
 # double; float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN
 # (GELU'(gate) underflowed: the exact product is -dy*up). Where the outputs hold no input (nor each other),
-# the block functions write them and the products are formed in place (a stack buffer between cost a pass); a
-# chunk with lanes to redo finds them again from its inputs, still whole. Otherwise everything lands in stack
+# the block functions write them and the products are formed in place (a stack buffer between cost a pass;
+# the float32 exact and tanh forwards multiply as they store, without a pass of their own); a chunk with
+# lanes to redo finds them again from its inputs, still whole. Otherwise everything lands in stack
 # buffers before any output is written (but for a forward chunk without such lanes, whose products go to the
 # output once its gates are read), so out=gate / out=up (exact aliasing) and the output-behind-input overlaps
 # NumPy lets through read every input before it is overwritten.
@@ -137,14 +138,48 @@ cdef inline bint gm_mul_lost(const real* g, const real* u, real* y, npy_intp m) 
     return k
 
 
+cdef inline npy_intp gm_gather_lost_listed(const real* g, npy_intp m, npy_intp* idx, npy_intp k, bint tiny,
+                                          real* gc, real* fc, double* gd, variant* v) noexcept nogil:
+    # idx[:k], the tail lanes the kernel found lost, and where it met tiny gates, those whose GELU(g) = g/2
+    # lost its accuracy (gm_lost: only 0 < |g| < 2^-125 can, so only those are evaluated again): their gates to
+    # gd; returns their number. A lane is not both: idx has room
+    cdef npy_intp i, c = 0, k0 = k
+    if tiny:
+        for i in range(m):
+            if g[i] != 0 and -2 * FLT_MIN < g[i] < 2 * FLT_MIN:
+                idx[k0 + c] = i
+                gc[c] = g[i]
+                c += 1
+        fwd_block(gc, fc, c, v)
+        for i in range(c):
+            if gm_lost(gc[i], fc[i]):
+                idx[k] = idx[k0 + i]
+                k += 1
+    for i in range(k):
+        gd[i] = g[idx[i]]
+    return k
+
+
 cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m, variant* v) noexcept nogil:
     cdef real fb[GM_CHUNK]
+    cdef real gb[GM_CHUNK]
     cdef npy_intp idx[GM_CHUNK]
     cdef double gd[GM_CHUNK]
     cdef double fd[GM_CHUNK]
     cdef npy_intp i, k
+    cdef int tiny
     if gm_apart(g, y, m) and gm_apart(u, y, m):
-        # y holds no input: GELU(gate) goes there and is multiplied in place; lost lanes are found again
+        # y holds no input: GELU(gate)*u goes there; lost lanes are found again from the gates
+        if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
+            # the float32 central forms multiply as they store GELU(gate) and list the tail lanes lost
+            if variant is VNone:
+                k = gx_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
+            else:
+                k = gs_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
+            if k or tiny:
+                k = gm_gather_lost_listed(g, m, idx, k, tiny, gb, fb, gd, v)
+                gm_fix_lost(g, u, y, idx, gd, fd, k, v)
+            return
         fwd_block(g, y, m, v)
         if gm_mul_lost(g, u, y, m):
             fwd_block(g, fb, m, v)

@@ -301,6 +301,38 @@ def test_lanes_redone_in_double_same_bits_wherever_the_output_lies(approximate, 
 
 
 @pytest.mark.parametrize("approximate", APPROX)
+@pytest.mark.parametrize("n, dense", [(7, False), (8, False), (1029, False), (3 * 1024 + 5, False),
+                                      (3 * 1024 + 5, True)])
+def test_lost_lanes_found_in_every_part_of_a_call(approximate, n, dense):
+    """float32 gates whose GELU is subnormal (tiny nonzero gates, gates deep in the tail) times a huge up, among
+    zero gates, in the middle of a chunk and in its last, partial vector (dense: every third lane, tiny and
+    deep ones in the same chunks): a fresh output (where the products are formed as GELU(gate) is stored)
+    gives the bits of out=gate (GELU(gate) into a buffer first), the lost lanes the float64 product rounded
+    once, and the other lanes GELU(gate) * up."""
+    rng = np.random.default_rng(SEED + 12)
+    deep = {"none": -13.5, "tanh": -10.15, "sigmoid": -60.0}[approximate]
+    g = rng.standard_normal(n).astype(np.float32)
+    u = rng.standard_normal(n).astype(np.float32)
+    tiny = np.array([1e-39, -3e-39, 2e-45, -1.1e-38, 2.2e-38], np.float32)
+    spots = list(range(0, n, 3)) if dense else sorted({0, n // 2, n - 1, n - 2, n - 3} & set(range(n)))
+    g[1:n:5] = np.where(np.arange(len(g[1:n:5])) % 2, g[1:n:5], 0.0)       # zero gates beside them
+    for j, k in enumerate(spots):
+        g[k] = tiny[j % 5] if j % 2 == 0 else np.float32(deep - 0.1 * (j % 50))
+        u[k] = np.float32(3e38 if j % 3 else -2e38)
+    with np.errstate(all="ignore"):
+        want = fastgelu.gelu_mul(g, u, approximate)
+        g1 = g.copy()
+        np.testing.assert_array_equal(fastgelu.gelu_mul(g1, u, approximate, out=g1), want)
+        f = fastgelu.gelu(g, approximate)
+        lost = (np.abs(f) < np.finfo(np.float32).tiny) & (g != 0)
+        assert lost[spots].all()
+        np.testing.assert_array_equal(want[~lost], f[~lost] * u[~lost])
+        ref, scale = ref_gated(FWD[approximate], g[lost], u[lost])
+    assert np.all(np.isfinite(want[lost]))
+    assert _ulp_error(want[lost], ref, scale, np.float32).max() <= 1.0
+
+
+@pytest.mark.parametrize("approximate", APPROX)
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 @pytest.mark.parametrize("which", ["gate", "up"])
 def test_in_place_is_correct_and_allocates_nothing(approximate, dtype, which):

@@ -84,30 +84,68 @@ static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, 
     return r;
 }
 
-/* k <= GX_F_W queued lanes from j on through the exp form, to y */
-static inline __attribute__((always_inline)) void gx_f_tailq_run(const gx_f_tailq* q, int j, int k, float* y,
-                                                                 const int kind) {
+/* the lanes whose forward result r has lost its relative accuracy: below the normal range from a nonzero x
+   (the gated forward redoes them in double: _gated.pxi's gm_lost) */
+static inline __attribute__((always_inline)) gx_fm gx_f_lost_mask(gx_fv x, gx_fv r) {
+    return GX_F_BITS(GX_F_LT(GX_F_ABS(r), GX_F_SET1(0x1p-126f))) & GX_F_BITS(GX_F_NEQ(x, GX_F_SET1(0.0f)));
+}
+
+/* k <= GX_F_W queued lanes from j on through the exp form, to y (mul: times u at the same offsets; the
+   offsets of the lanes that lost their accuracy before the product, gx_f_lost_mask, to lost; returns their
+   number) */
+static inline __attribute__((always_inline)) int gx_f_tailq_run(const gx_f_tailq* q, int j, int k, float* y,
+                                                                const int kind, const float* u, const int mul,
+                                                                ptrdiff_t* lost) {
     const int grad = kind == GX_F_EXACT_GRAD;
     gx_fm m = (gx_fm)((1u << k) - 1u);
 #if GX_F_HAS_SCATTER
-    gx_fv xv = GX_F_MASKLOAD(q->x + j, m);
-    gx_fv r = gx_f_tail(xv, grad ? GX_F_MASKLOAD(q->d + j, m) : xv, m, kind);
-    GX_F_SCATTER(y, m, q->i + j, r);
-#else
+    if (!mul) {
+        gx_fv xv = GX_F_MASKLOAD(q->x + j, m);
+        gx_fv r = gx_f_tail(xv, grad ? GX_F_MASKLOAD(q->d + j, m) : xv, m, kind);
+        GX_F_SCATTER(y, m, q->i + j, r);
+        return 0;
+    }
+#endif
     GX_F_TAILMASK(km, k);                   /* lanes past k zero: no floating-point exceptions */
     gx_fv xv = k == GX_F_W ? GX_F_LOADU(q->x + j) : GX_F_MASKLOAD(q->x + j, km);
-    float r[GX_F_W] __attribute__((aligned(32)));
-    GX_F_STORE(r, gx_f_tail(xv, grad ? GX_F_MASKLOAD(q->d + j, km) : xv, m, kind));
+    float r[GX_F_W] __attribute__((aligned(GX_F_W * 4 > 32 ? GX_F_W * 4 : 32)));
+    gx_fv rv = gx_f_tail(xv, grad ? GX_F_MASKLOAD(q->d + j, km) : xv, m, kind);
+    GX_F_STORE(r, rv);
+    if (mul) {
+        for (int l = 0; l < k; l++)
+            y[q->i[j + l]] = r[l] * u[q->i[j + l]];
+        unsigned int lm = (unsigned int)(gx_f_lost_mask(xv, rv) & m);
+        int nl = 0;
+        for (; lm; lm &= lm - 1)
+            lost[nl++] = q->i[j + __builtin_ctz(lm)];
+        return nl;
+    }
     for (int l = 0; l < k; l++)
         y[q->i[j + l]] = r[l];
-#endif
+    return 0;
 }
 
 /* all nq queued lanes.  Not inlined: inlined in the central loop, its registers went to the exp form and the
-   tables to memory */
-static __attribute__((noinline)) void gx_f_tailq_flush(const gx_f_tailq* q, int nq, float* y, const int kind) {
+   tables to memory.  The products' flush apart, so that the plain kernels' holds no test of mul */
+static __attribute__((noinline)) void gx_f_tailq_flush_plain(const gx_f_tailq* q, int nq, float* y,
+                                                             const int kind) {
     for (int j = 0; j < nq; j += GX_F_W)
-        gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind);
+        gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind, NULL, 0, NULL);
+}
+static __attribute__((noinline)) int gx_f_tailq_flush_mul(const gx_f_tailq* q, int nq, float* y, const int kind,
+                                                          const float* u, ptrdiff_t* lost) {
+    int nl = 0;
+    for (int j = 0; j < nq; j += GX_F_W)
+        nl += gx_f_tailq_run(q, j, nq - j < GX_F_W ? nq - j : GX_F_W, y, kind, u, 1, lost + nl);
+    return nl;
+}
+static inline __attribute__((always_inline)) int gx_f_tailq_flush(const gx_f_tailq* q, int nq, float* y,
+                                                                  const int kind, const float* u, const int mul,
+                                                                  ptrdiff_t* lost) {
+    if (mul)
+        return gx_f_tailq_flush_mul(q, nq, y, kind, u, lost);
+    gx_f_tailq_flush_plain(q, nq, y, kind);
+    return 0;
 }
 
 /* Which lanes of a vector the tail takes, from x alone: only x < -R where x > R is exact from the central
@@ -199,12 +237,14 @@ typedef struct {
 enum { GX_F_LISTED = 0, GX_F_PUSHED = 1, GX_F_SUMMED = 2 };
 
 /* one chunk [i, end) of whole vectors, after nq lanes queued before it; returns the number of queued lanes
-   (in q), and in *tiny whether a forward chunk had lanes <= TINY */
+   (in q), and in *tiny whether a forward chunk had lanes <= TINY.  mul (forwards): each result stored times
+   u at its offset (the queued lanes' at the flush) */
 static inline __attribute__((always_inline)) int gx_f_central_chunk(const float* x, const float* dy, float* y,
                                                                    ptrdiff_t i, ptrdiff_t end, gx_f_list* L,
                                                                    gx_f_tailq* q, const int kind,
                                                                    const int mode, const int per_vector,
-                                                                   const int far, int nq, int* tiny) {
+                                                                   const int far, int nq, int* tiny,
+                                                                   const float* u, const int mul) {
     const int grad = kind == GX_F_EXACT_GRAD;
     /* Forwards test for tiny lanes per chunk (the least a, one operation a vector, where the test per
        vector takes two and a branch) and redo them from the copies; PUSHED chunks keep none, and the
@@ -222,6 +262,8 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
         GX_F_PREFETCH((const char*)(x + i) + GX_F_AHEAD);
         if (grad)
             GX_F_PREFETCH((const char*)(dy + i) + GX_F_AHEAD);
+        if (mul)
+            GX_F_PREFETCH((const char*)(u + i) + GX_F_AHEAD);
         /* y too, for writing: without it out-of-cache arrays ran below the memory floor
            (docs/performance.md); the exp kernels, slower, did not need it */
         GX_F_PREFETCHW((const char*)(y + i) + GX_F_AHEAD);
@@ -250,7 +292,7 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
         } else {
             acc = gx_f_summary(acc, xv, kind);
         }
-        GX_F_STOREU(y + i, yv);
+        GX_F_STOREU(y + i, mul ? GX_F_MUL(yv, GX_F_LOADU(u + i)) : yv);
     }
     /* the gradient's results that are not finite, checked per chunk (a check per vector was a large share
        of the AVX2 gradient's time) */
@@ -267,8 +309,12 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
         for (int k = 0; k < nv; k++) {
             gx_fv xv = GX_F_LOADU(L->x[k]);
             gx_fm t = gx_f_tiny_mask(gx_f_fwd_a(xv, kind == GX_F_TANH));
-            if (t)
-                GX_F_STOREU(y + i0 + k * GX_F_W, GX_F_SELECT(t, gx_f_tiny(xv), GX_F_LOADU(y + i0 + k * GX_F_W)));
+            if (t) {
+                gx_fv tv = gx_f_tiny(xv);
+                if (mul)
+                    tv = GX_F_MUL(tv, GX_F_LOADU(u + i0 + k * GX_F_W));
+                GX_F_STOREU(y + i0 + k * GX_F_W, GX_F_SELECT(t, tv, GX_F_LOADU(y + i0 + k * GX_F_W)));
+            }
         }
     }
     for (int j = 0; j < ns; j++) {
@@ -292,33 +338,41 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
    listed, before its result is stored; a queued result lands below every address read later).  The
    queued lanes are computed a vector at a time after each chunk, whole vectors only, the rest carried to
    the next chunk's (at sigma = 3 a chunk queues ~6 lanes: a partial vector's tail after every chunk would
-   be mostly waste).  No branch on how full a queue is inside the loop */
-static inline __attribute__((always_inline)) void gx_f_central_seg(const float* x, const float* dy, float* y,
-                                                                   ptrdiff_t n, const int kind) {
+   be mostly waste).  No branch on how full a queue is inside the loop.  mul (forwards; y apart from x and u):
+   y = the result times u; the offsets of the tail lanes whose result lost its accuracy before the product
+   (gx_f_lost_mask) go to lost (room for n), their number returned, and *tiny set where there were lanes <=
+   TINY (x/2, subnormal for 0 < |x| < 2^-125): no other lane's result is below the normal range */
+static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const float* x, const float* dy, float* y,
+                                                                        ptrdiff_t n, const int kind,
+                                                                        const float* u, const int mul,
+                                                                        ptrdiff_t* lost, int* anytiny) {
     const int grad = kind == GX_F_EXACT_GRAD;
     if (GX_F_SEG_HOOK(x, dy, y, n, kind))
-        return;
+        return 0;
     gx_f_list L;
     gx_f_tailq q;
     ptrdiff_t i = 0;
     /* a call's first chunk (see gx_f_list) */
     int mode = GX_F_TAB32 ? GX_F_SUMMED : GX_F_LISTED, quiet = GX_F_TAB32 ? 2 : 1, tiny = 0, nq = 0, far = 0;
+    ptrdiff_t nl = 0;
     while (n - i >= GX_F_W) {
         ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
         int nq0 = nq, seen = tiny;
         tiny = 0;
         if (mode == GX_F_SUMMED)
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, 0, nq, &tiny);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, 0, nq, &tiny, u, mul);
         else if (mode == GX_F_PUSHED)
-            nq = far ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 1, nq, &tiny)
-                     : gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 0, nq, &tiny);
+            nq = far ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 1, nq, &tiny, u, mul)
+                     : gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 0, nq, &tiny, u, mul);
         else if (seen)
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, 0, nq, &tiny);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, 0, nq, &tiny, u, mul);
         else
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, 0, nq, &tiny);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, 0, nq, &tiny, u, mul);
         int full = nq & -GX_F_W, added = nq - nq0;
+        if (mul && tiny)
+            *anytiny = 1;
         if (full) {
-            gx_f_tailq_flush(&q, full, y, kind);
+            nl += gx_f_tailq_flush(&q, full, y, kind, u, mul, lost + nl);
             GX_F_STORE(q.x, GX_F_LOADU(q.x + full));
             if (grad)
                 GX_F_STORE(q.d, GX_F_LOADU(q.d + full));
@@ -331,22 +385,44 @@ static inline __attribute__((always_inline)) void gx_f_central_seg(const float* 
         i += (end - i) & -(ptrdiff_t)GX_F_W;
     }
     if (nq)
-        gx_f_tailq_flush(&q, nq, y, kind);
+        nl += gx_f_tailq_flush(&q, nq, y, kind, u, mul, lost + nl);
     if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
         gx_fm m;
         GX_F_TAILMASK(k, n - i);
         gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = grad ? GX_F_MASKLOAD(dy + i, k) : xv;
+        tiny = 0;
         gx_fv yv = gx_f_central_v(xv, dv, &m, kind, 1, &tiny, 0);
         if (grad)
             m |= gx_f_grad_bad(xv, yv);
         if (m)
             yv = GX_F_SELECT(m, gx_f_tail(xv, dv, m, kind), yv);
+        if (mul) {      /* the tail lanes only, as in the chunks (lanes past n read as x = 0, not tail lanes) */
+            for (unsigned int lm = (unsigned int)(gx_f_lost_mask(xv, yv) & m); lm; lm &= lm - 1)
+                lost[nl++] = i + __builtin_ctz(lm);
+            if (tiny)
+                *anytiny = 1;
+            yv = GX_F_MUL(yv, GX_F_MASKLOAD(u + i, k));
+        }
         GX_F_MASKSTORE(y + i, k, yv);
     }
+    return nl;
 }
 /* n in segments: queued offsets are int32 */
 #define GX_F_CENTRAL_BLOCK(kind, x, dy, y, n)                                                              \
     for (ptrdiff_t o = 0; o < n; o += GX_F_SEG)                                                            \
-        gx_f_central_seg(x + o, dy ? dy + o : NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, kind);
+        gx_f_central_seg(x + o, dy ? dy + o : NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, kind, NULL, 0,    \
+                         NULL, NULL);
+/* the forward times u (gx_f_central_seg's mul): the lost lanes' offsets and their number, *tiny */
+#define GX_F_CENTRAL_MUL_BLOCK(kind, x, u, y, n, lost, tiny)                                               \
+    ptrdiff_t nl_ = 0;                                                                                     \
+    *tiny = 0;                                                                                             \
+    for (ptrdiff_t o = 0; o < n; o += GX_F_SEG) {                                                          \
+        ptrdiff_t k_ = gx_f_central_seg(x + o, NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, kind, u + o, 1, \
+                                        lost + nl_, tiny);                                                 \
+        for (ptrdiff_t j_ = nl_; j_ < nl_ + k_; j_++)                                                      \
+            lost[j_] += o;                                                                                 \
+        nl_ += k_;                                                                                         \
+    }                                                                                                      \
+    return nl_;
 #endif
 #endif
