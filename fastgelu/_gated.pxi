@@ -14,8 +14,8 @@
 # double; float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN
 # (GELU'(gate) underflowed: the exact product is -dy*up). Where the outputs hold no input (nor each other),
 # the block functions write them and the products are formed in place (a stack buffer between cost a pass;
-# the float32 exact and tanh forwards multiply as they store, without a pass of their own); a chunk with
-# lanes to redo finds them again from its inputs, still whole. Otherwise everything lands in stack
+# the float32 exact and tanh forms form GELU(gate)*up and the gradient's dy*GELU(gate) as they store, without a
+# pass of their own); a chunk with lanes to redo finds them again from its inputs, still whole. Otherwise everything lands in stack
 # buffers before any output is written (but for a forward chunk without such lanes, whose products go to the
 # output once its gates are read), so out=gate / out=up (exact aliasing) and the output-behind-input overlaps
 # NumPy lets through read every input before it is overwritten.
@@ -160,25 +160,37 @@ cdef inline npy_intp gm_gather_lost_listed(const real* g, npy_intp m, npy_intp* 
     return k
 
 
+cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp m, variant* v) noexcept nogil:
+    # y = GELU(g)*u, y apart from g and u, by the float32 central forms (exact, tanh), which multiply as they
+    # store GELU(g) and list the tail lanes that lost their accuracy; only those lanes are redone
+    cdef float fb[GM_CHUNK]
+    cdef float gb[GM_CHUNK]
+    cdef npy_intp idx[GM_CHUNK]
+    cdef double gd[GM_CHUNK]
+    cdef double fd[GM_CHUNK]
+    cdef npy_intp k
+    cdef int tiny = 0
+    gd[0] = 0       # gcc cannot tell that gm_gather_lost_listed fills gd[:k] (a false -Wmaybe-uninitialized)
+    if variant is VNone:
+        k = gx_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
+    else:
+        k = gs_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
+    if k or tiny:
+        k = gm_gather_lost_listed(g, m, idx, k, tiny, gb, fb, gd, v)
+        if k:
+            gm_fix_lost(g, u, y, idx, gd, fd, k, v)
+
+
 cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m, variant* v) noexcept nogil:
     cdef real fb[GM_CHUNK]
-    cdef real gb[GM_CHUNK]
     cdef npy_intp idx[GM_CHUNK]
     cdef double gd[GM_CHUNK]
     cdef double fd[GM_CHUNK]
     cdef npy_intp i, k
-    cdef int tiny
     if gm_apart(g, y, m) and gm_apart(u, y, m):
         # y holds no input: GELU(gate)*u goes there; lost lanes are found again from the gates
         if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
-            # the float32 central forms multiply as they store GELU(gate) and list the tail lanes lost
-            if variant is VNone:
-                k = gx_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
-            else:
-                k = gs_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
-            if k or tiny:
-                k = gm_gather_lost_listed(g, m, idx, k, tiny, gb, fb, gd, v)
-                gm_fix_lost(g, u, y, idx, gd, fd, k, v)
+            gm_mul_fused(g, u, y, m, v)
             return
         fwd_block(g, y, m, v)
         if gm_mul_lost(g, u, y, m):
@@ -202,11 +214,22 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
 
 cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
                                variant* v) noexcept nogil:
-    # The gradient with outputs that hold no input (nor each other): GELU(gate) straight to du, dy*up to dg and
-    # the gradient block in place there, then du times dy. Returns 0, or 1 where a GELU(gate) was lost (du's
+    # The gradient with outputs that hold no input (nor each other): dy*up to dg and the gradient block in place
+    # there; GELU(gate) straight to du, then du times dy (the float32 exact and tanh forms: du = GELU(gate)*dy
+    # as the kernel stores, its lost lanes redone, after dg). Returns 0, or 1 where a GELU(gate) was lost (du's
     # lanes to redo), or 2 where dy*up is not finite or a gradient NaN (both outputs to write again)
     cdef npy_intp i
     cdef int k = 0, lost = 0
+    if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
+        for i in range(m):
+            dg[i] = dy[i] * u[i]
+            k |= not (_gm_fabsf(dg[i]) <= FLT_MAX)
+        if k:
+            return 2
+        # with every dy*up finite, a NaN gradient comes from a NaN gate alone: nothing to redo
+        grad_block(g, dg, dg, m, v)
+        gm_mul_fused(g, dy, du, m, v)
+        return 0
     fwd_block(g, du, m, v)
     for i in range(m):
         dg[i] = dy[i] * u[i]
@@ -244,6 +267,7 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
         if direct != 2:
             return
     fwd_block(g, fb, m, v)
+    wb[0] = 0       # gcc cannot tell that the loop fills wb[:m] (a false -Wmaybe-uninitialized)
     for i in range(m):
         wb[i] = dy[i] * u[i]
     grad_block(g, wb, gb, m, v)

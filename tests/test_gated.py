@@ -308,7 +308,7 @@ def test_lost_lanes_found_in_every_part_of_a_call(approximate, n, dense):
     zero gates, in the middle of a chunk and in its last, partial vector (dense: every third lane, tiny and
     deep ones in the same chunks): a fresh output (where the products are formed as GELU(gate) is stored)
     gives the bits of out=gate (GELU(gate) into a buffer first), the lost lanes the float64 product rounded
-    once, and the other lanes GELU(gate) * up."""
+    once, and the other lanes GELU(gate) * up; the gradient's dup the same with dy for up."""
     rng = np.random.default_rng(SEED + 12)
     deep = {"none": -13.5, "tanh": -10.15, "sigmoid": -60.0}[approximate]
     g = rng.standard_normal(n).astype(np.float32)
@@ -328,6 +328,21 @@ def test_lost_lanes_found_in_every_part_of_a_call(approximate, n, dense):
         assert lost[spots].all()
         np.testing.assert_array_equal(want[~lost], f[~lost] * u[~lost])
         ref, scale = ref_gated(FWD[approximate], g[lost], u[lost])
+        # the gradient's dup = dy*GELU(gate) is the same product with dy for up (formed as the kernel stores
+        # where the outputs hold no input; through buffers for out=(gate, dy)), and a NaN gate beside finite
+        # dy*up gives NaN in both outputs and leaves the other lanes alone
+        gn = g.copy()
+        gn[n // 3] = np.nan
+        wantn = want.copy()
+        wantn[n // 3] = np.nan
+        ones = np.ones_like(g)
+        dg, du = fastgelu.gelu_mul_grad(gn, ones, u, approximate)
+        np.testing.assert_array_equal(du, wantn)
+        assert np.isnan(dg[n // 3])
+        g1, d1 = gn.copy(), u.copy()
+        fastgelu.gelu_mul_grad(g1, ones, d1, approximate, out=(g1, d1))
+        np.testing.assert_array_equal(d1, wantn)
+        np.testing.assert_array_equal(g1, dg)
     assert np.all(np.isfinite(want[lost]))
     assert _ulp_error(want[lost], ref, scale, np.float32).max() <= 1.0
 
