@@ -56,9 +56,9 @@ cdef extern from "fg_gelu_f32.h":
     void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
     # y = GELU(x)*u, y apart from x and u; returns the number of tail lanes whose GELU(x) lost its accuracy
     # before the product, their offsets in lost (room for n), and sets *tiny where lanes <= 2^-30 were met,
-    # which it leaves to the caller (gx_f_central_seg)
+    # which it leaves to the caller; carry: 0 before a piece's first block, then passed on (gx_f_central_seg)
     Py_ssize_t gx_f_gelu_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
-                                   int* tiny) noexcept nogil
+                                   int* tiny, int* carry) noexcept nogil
 
 # ---- fg_xsig.h: the tanh and sigmoid forms' constants (tools/fit_fp.py) ----------------------------------
 cdef extern from "fg_xsig.h":
@@ -92,7 +92,7 @@ cdef extern from "fg_xsig_f32.h":
     # the builds that have GX_F32_SIMD
     void gs_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
     Py_ssize_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
-                                   int* tiny) noexcept nogil
+                                   int* tiny, int* carry) noexcept nogil
     void gs_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
     void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
     void gs_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil

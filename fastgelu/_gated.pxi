@@ -15,10 +15,10 @@
 # (GELU'(gate) underflowed: the exact product is -dy*up). Where the outputs hold no input (nor each other),
 # the block functions write them and the products are formed in place (a stack buffer between cost a pass;
 # the float32 exact and tanh forms form GELU(gate)*up and the gradient's dy*GELU(gate) as they store, without a
-# pass of their own); a chunk with lanes to redo finds them again from its inputs, still whole. Otherwise everything lands in stack
-# buffers before any output is written (but for a forward chunk without such lanes, whose products go to the
-# output once its gates are read), so out=gate / out=up (exact aliasing) and the output-behind-input overlaps
-# NumPy lets through read every input before it is overwritten.
+# pass of their own); a chunk with lanes to redo finds them again from its inputs, still whole. Otherwise
+# everything lands in stack buffers before any output is written (but for a forward chunk without such lanes,
+# whose products go to the output once its gates are read), so out=gate / out=up (exact aliasing) and the
+# output-behind-input overlaps NumPy lets through read every input before it is overwritten.
 
 from libc.math cimport copysign, fabsf as _gm_fabsf
 from libc.string cimport memcpy as _gm_memcpy
@@ -160,9 +160,11 @@ cdef inline npy_intp gm_gather_lost_listed(const real* g, npy_intp m, npy_intp* 
     return k
 
 
-cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp m, variant* v) noexcept nogil:
+cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp m, variant* v,
+                              int* carry) noexcept nogil:
     # y = GELU(g)*u, y apart from g and u, by the float32 central forms (exact, tanh), which multiply as they
-    # store GELU(g) and list the tail lanes that lost their accuracy; only those lanes are redone
+    # store GELU(g) and list the tail lanes that lost their accuracy; only those lanes are redone. carry: the
+    # kernel's state from the piece's previous chunk (its first chunk starts as a call's would)
     cdef float fb[GM_CHUNK]
     cdef float gb[GM_CHUNK]
     cdef npy_intp idx[GM_CHUNK]
@@ -172,16 +174,17 @@ cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp
     cdef int tiny = 0
     gd[0] = 0       # gcc cannot tell that gm_gather_lost_listed fills gd[:k] (a false -Wmaybe-uninitialized)
     if variant is VNone:
-        k = gx_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
+        k = gx_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
     else:
-        k = gs_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny)
+        k = gs_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
     if k or tiny:
         k = gm_gather_lost_listed(g, m, idx, k, tiny, gb, fb, gd, v)
         if k:
             gm_fix_lost(g, u, y, idx, gd, fd, k, v)
 
 
-cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m, variant* v) noexcept nogil:
+cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m, variant* v,
+                              int* carry) noexcept nogil:
     cdef real fb[GM_CHUNK]
     cdef npy_intp idx[GM_CHUNK]
     cdef double gd[GM_CHUNK]
@@ -190,7 +193,7 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
     if gm_apart(g, y, m) and gm_apart(u, y, m):
         # y holds no input: GELU(gate)*u goes there; lost lanes are found again from the gates
         if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
-            gm_mul_fused(g, u, y, m, v)
+            gm_mul_fused(g, u, y, m, v, carry)
             return
         fwd_block(g, y, m, v)
         if gm_mul_lost(g, u, y, m):
@@ -213,7 +216,7 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
 
 
 cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
-                               variant* v) noexcept nogil:
+                               variant* v, int* carry) noexcept nogil:
     # The gradient with outputs that hold no input (nor each other): dy*up to dg and the gradient block in place
     # there; GELU(gate) straight to du, then du times dy (the float32 exact and tanh forms: du = GELU(gate)*dy
     # as the kernel stores, its lost lanes redone, after dg). Returns 0, or 1 where a GELU(gate) was lost (du's
@@ -228,7 +231,7 @@ cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, rea
             return 2
         # with every dy*up finite, a NaN gradient comes from a NaN gate alone: nothing to redo
         grad_block(g, dg, dg, m, v)
-        gm_mul_fused(g, dy, du, m, v)
+        gm_mul_fused(g, dy, du, m, v, carry)
         return 0
     fwd_block(g, du, m, v)
     for i in range(m):
@@ -246,7 +249,7 @@ cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, rea
 
 
 cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
-                               variant* v) noexcept nogil:
+                               variant* v, int* carry) noexcept nogil:
     cdef real fb[GM_CHUNK]
     cdef real wb[GM_CHUNK]
     cdef real gb[GM_CHUNK]
@@ -259,7 +262,7 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
     cdef int direct
     if gm_apart(g, dg, m) and gm_apart(u, dg, m) and gm_apart(dy, dg, m) and gm_apart(g, du, m) \
             and gm_apart(u, du, m) and gm_apart(dy, du, m) and gm_apart(dg, du, m):
-        direct = gm_grad_direct(g, u, dy, dg, du, m, v)
+        direct = gm_grad_direct(g, u, dy, dg, du, m, v, carry)
         if direct == 1:     # the inputs are whole: find the lost lanes again
             fwd_block(g, fb, m, v)
             k = gm_gather_lost(g, fb, m, idx, gd)
@@ -305,6 +308,7 @@ cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, rea
 cdef inline void gm_fwd_piece(char* pg, char* pu, char* py, npy_intp sg, npy_intp su, npy_intp sy, npy_intp n,
                               stored* r, variant* v) noexcept nogil:
     cdef npy_intp c, m, z = sizeof(stored)
+    cdef int carry = 0
     cdef float fg[GM_CHUNK]
     cdef float fu[GM_CHUNK]
     cdef float fo[GM_CHUNK]
@@ -320,14 +324,15 @@ cdef inline void gm_fwd_piece(char* pg, char* pu, char* py, npy_intp sg, npy_int
     while c < n:
         m = n - c if n - c < GM_CHUNK else GM_CHUNK
         if (stored is float or stored is double) and sg == z and su == z and sy == z:
-            gm_fwd_chunk(<const stored*>(pg + c * z), <const stored*>(pu + c * z), <stored*>(py + c * z), m, v)
+            gm_fwd_chunk(<const stored*>(pg + c * z), <const stored*>(pu + c * z), <stored*>(py + c * z), m, v,
+                         &carry)
         else:
             load(pg + c * sg, sg, m, r, fg, dg)
             load(pu + c * su, su, m, r, fu, du)
             if stored is double:
-                gm_fwd_chunk(dg, du, dout, m, v)
+                gm_fwd_chunk(dg, du, dout, m, v, &carry)
             else:
-                gm_fwd_chunk(fg, fu, fo, m, v)
+                gm_fwd_chunk(fg, fu, fo, m, v, &carry)
             store(py + c * sy, sy, m, r, fo, dout)
         c += GM_CHUNK
 
@@ -335,6 +340,7 @@ cdef inline void gm_fwd_piece(char* pg, char* pu, char* py, npy_intp sg, npy_int
 cdef inline void gm_grad_piece(char** p, const npy_intp* s, npy_intp n, stored* r, variant* v) noexcept nogil:
     """p, s: gate, up, dy, dgate, dup (pointers and strides)."""
     cdef npy_intp c, m, i, j, z = sizeof(stored)
+    cdef int carry = 0
     cdef char* q[5]
     cdef npy_intp zero[5]
     cdef float fg[GM_CHUNK]
@@ -365,15 +371,16 @@ cdef inline void gm_grad_piece(char** p, const npy_intp* s, npy_intp n, stored* 
         if (stored is float or stored is double) and s[0] == z and s[1] == z and s[2] == z and s[3] == z \
                 and s[4] == z:
             gm_grad_chunk(<const stored*>(p[0] + c * z), <const stored*>(p[1] + c * z),
-                          <const stored*>(p[2] + c * z), <stored*>(p[3] + c * z), <stored*>(p[4] + c * z), m, v)
+                          <const stored*>(p[2] + c * z), <stored*>(p[3] + c * z), <stored*>(p[4] + c * z), m, v,
+                          &carry)
         else:
             load(p[0] + c * s[0], s[0], m, r, fg, dg)
             load(p[1] + c * s[1], s[1], m, r, fu, du)
             load(p[2] + c * s[2], s[2], m, r, fd, dd)
             if stored is double:
-                gm_grad_chunk(dg, du, dd, do1, do2, m, v)
+                gm_grad_chunk(dg, du, dd, do1, do2, m, v, &carry)
             else:
-                gm_grad_chunk(fg, fu, fd, fo1, fo2, m, v)
+                gm_grad_chunk(fg, fu, fd, fo1, fo2, m, v, &carry)
             store(p[3] + c * s[3], s[3], m, r, fo1, do1)
             store(p[4] + c * s[4], s[4], m, r, fo2, do2)
         c += GM_CHUNK

@@ -348,6 +348,32 @@ def test_lost_lanes_found_in_every_part_of_a_call(approximate, n, dense):
 
 
 @pytest.mark.parametrize("approximate", APPROX)
+def test_a_call_in_chunks_of_changing_spread_gives_each_chunk_alone_bits(approximate):
+    """A call goes through its gates 1,024 at a time, each chunk's kernel starting from what the last one found
+    (quiet, sparse or dense tail lanes, tiny gates): every chunk's results equal those of the chunk called
+    alone, both outputs of the gradient too."""
+    rng = np.random.default_rng(SEED + 13)
+    blocks = []
+    for spread in (1, 1, 1, 8, 8, 1, 0, 3, 1, 1, 20, 0, 1):
+        b = (spread * rng.standard_normal(1024)).astype(np.float32)
+        if spread == 0:     # tiny and zero gates among ordinary ones, some subnormal
+            b = np.where(rng.random(1024) < 0.3, rng.choice(np.float32([0, -0.0, 1e-39, -2e-38, 3e-31]), 1024),
+                         rng.standard_normal(1024)).astype(np.float32)
+        blocks.append(b)
+    g = np.concatenate(blocks)
+    u = rng.standard_normal(len(g)).astype(np.float32)
+    dy = rng.standard_normal(len(g)).astype(np.float32)
+    y = fastgelu.gelu_mul(g, u, approximate)
+    dg, du = fastgelu.gelu_mul_grad(g, u, dy, approximate)
+    for k in range(0, len(g), 1024):
+        s = slice(k, k + 1024)
+        np.testing.assert_array_equal(y[s], fastgelu.gelu_mul(g[s].copy(), u[s].copy(), approximate))
+        a, b = fastgelu.gelu_mul_grad(g[s].copy(), u[s].copy(), dy[s].copy(), approximate)
+        np.testing.assert_array_equal(dg[s], a)
+        np.testing.assert_array_equal(du[s], b)
+
+
+@pytest.mark.parametrize("approximate", APPROX)
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 @pytest.mark.parametrize("which", ["gate", "up"])
 def test_in_place_is_correct_and_allocates_nothing(approximate, dtype, which):

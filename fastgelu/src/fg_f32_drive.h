@@ -334,6 +334,19 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
     return nq;
 }
 
+/* a segment's chunk state for the next call (gx_f_central_seg's carry): 0 = none; else 1 + mode, the quiet
+   chunks (at most 3), whether the last chunk had tiny lanes, far */
+static inline int gx_f_carry_put(int mode, int quiet, int tiny, int far) {
+    return 1 + (mode | (quiet < 3 ? quiet : 3) << 2 | (tiny != 0) << 4 | (far != 0) << 5);
+}
+static inline void gx_f_carry_get(int c, int* mode, int* quiet, int* tiny, int* far) {
+    c -= 1;
+    *mode = c & 3;
+    *quiet = (c >> 2) & 3;
+    *tiny = (c >> 4) & 1;
+    *far = (c >> 5) & 1;
+}
+
 /* forward (dy NULL) or gradient over n <= GX_F_SEG elements; y may be x or dy (a vector is loaded, and
    listed, before its result is stored; a queued result lands below every address read later).  The
    queued lanes are computed a vector at a time after each chunk, whole vectors only, the rest carried to
@@ -341,19 +354,25 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
    be mostly waste).  No branch on how full a queue is inside the loop.  mul (forwards; y apart from x and u):
    y = the result times u; the offsets of the tail lanes whose result lost its accuracy before the product
    (gx_f_lost_mask) go to lost (room for n), their number returned, and *tiny set where there were lanes <=
-   TINY (x/2, subnormal for 0 < |x| < 2^-125): no other lane's result is below the normal range */
+   TINY (x/2, subnormal for 0 < |x| < 2^-125): no other lane's result is below the normal range.  carry
+   (or NULL): what the chunks of the caller's previous call of the same kind over the same array found
+   (gx_f_carry), so that a caller going in blocks starts each where the last ended (the mode never changes
+   a result) */
 static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const float* x, const float* dy, float* y,
                                                                         ptrdiff_t n, const int kind,
                                                                         const float* u, const int mul,
-                                                                        ptrdiff_t* lost, int* anytiny) {
+                                                                        ptrdiff_t* lost, int* anytiny,
+                                                                        int* carry) {
     const int grad = kind == GX_F_EXACT_GRAD;
     if (GX_F_SEG_HOOK(x, dy, y, n, kind))
         return 0;
     gx_f_list L;
     gx_f_tailq q;
     ptrdiff_t i = 0;
-    /* a call's first chunk (see gx_f_list) */
+    /* a call's first chunk (see gx_f_list), unless carried */
     int mode = GX_F_TAB32 ? GX_F_SUMMED : GX_F_LISTED, quiet = GX_F_TAB32 ? 2 : 1, tiny = 0, nq = 0, far = 0;
+    if (carry && *carry)
+        gx_f_carry_get(*carry, &mode, &quiet, &tiny, &far);
     ptrdiff_t nl = 0;
     while (n - i >= GX_F_W) {
         ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
@@ -386,6 +405,8 @@ static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const fl
     }
     if (nq)
         nl += gx_f_tailq_flush(&q, nq, y, kind, u, mul, lost + nl);
+    if (carry)
+        *carry = gx_f_carry_put(mode, quiet, tiny, far);
     if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
         gx_fm m;
         GX_F_TAILMASK(k, n - i);
@@ -411,14 +432,14 @@ static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const fl
 #define GX_F_CENTRAL_BLOCK(kind, x, dy, y, n)                                                              \
     for (ptrdiff_t o = 0; o < n; o += GX_F_SEG)                                                            \
         gx_f_central_seg(x + o, dy ? dy + o : NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, kind, NULL, 0,    \
-                         NULL, NULL);
-/* the forward times u (gx_f_central_seg's mul): the lost lanes' offsets and their number, *tiny */
-#define GX_F_CENTRAL_MUL_BLOCK(kind, x, u, y, n, lost, tiny)                                               \
+                         NULL, NULL, NULL);
+/* the forward times u (gx_f_central_seg's mul): the lost lanes' offsets and their number, *tiny; carry */
+#define GX_F_CENTRAL_MUL_BLOCK(kind, x, u, y, n, lost, tiny, carry)                                        \
     ptrdiff_t nl_ = 0;                                                                                     \
     *tiny = 0;                                                                                             \
     for (ptrdiff_t o = 0; o < n; o += GX_F_SEG) {                                                          \
         ptrdiff_t k_ = gx_f_central_seg(x + o, NULL, y + o, n - o < GX_F_SEG ? n - o : GX_F_SEG, kind, u + o, 1, \
-                                        lost + nl_, tiny);                                                 \
+                                        lost + nl_, tiny, carry);                                          \
         for (ptrdiff_t j_ = nl_; j_ < nl_ + k_; j_++)                                                      \
             lost[j_] += o;                                                                                 \
         nl_ += k_;                                                                                         \

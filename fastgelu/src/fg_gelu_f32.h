@@ -34,15 +34,15 @@ static void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, ptrd
 }
 /* y = GELU(x)*u, y apart from x and u (the gated forward); the flags of gx_f_central_seg */
 static ptrdiff_t gx_f_gelu_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
-                                     int* tiny) {
-    GX_F_CENTRAL_MUL_BLOCK(GX_F_EXACT, x, u, y, n, lost, tiny)
+                                     int* tiny, int* carry) {
+    GX_F_CENTRAL_MUL_BLOCK(GX_F_EXACT, x, u, y, n, lost, tiny, carry)
 }
 #else
 static void gx_f_gelu_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
 static void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
     (void)x; (void)dy; (void)y; (void)n; }
 static ptrdiff_t gx_f_gelu_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
-                                     int* tiny) {
-    (void)x; (void)u; (void)y; (void)n; (void)lost; *tiny = 0; return 0; }
+                                     int* tiny, int* carry) {
+    (void)x; (void)u; (void)y; (void)n; (void)lost; (void)carry; *tiny = 0; return 0; }
 #endif
 #endif

@@ -33,8 +33,8 @@ static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its ce
     GX_F_CENTRAL_BLOCK(GX_F_TANH, x, dy, y, n)
 }
 static ptrdiff_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
-                                     int* tiny) {  /* gx_f_gelu_mul_block's */
-    GX_F_CENTRAL_MUL_BLOCK(GX_F_TANH, x, u, y, n, lost, tiny)
+                                     int* tiny, int* carry) {  /* gx_f_gelu_mul_block's */
+    GX_F_CENTRAL_MUL_BLOCK(GX_F_TANH, x, u, y, n, lost, tiny, carry)
 }
 static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { GX_F_FWD_LOOP(gs_f_xsig, 0) }
 #define gs_f_grad_k(x, dy, form) gs_f_xsig_grad(x, dy, form == GX_F_FORM_TANH)
@@ -46,8 +46,8 @@ static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdi
 static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
 static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
 static ptrdiff_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
-                                     int* tiny) {
-    (void)x; (void)u; (void)y; (void)n; (void)lost; *tiny = 0; return 0; }
+                                     int* tiny, int* carry) {
+    (void)x; (void)u; (void)y; (void)n; (void)lost; (void)carry; *tiny = 0; return 0; }
 static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
     (void)x; (void)dy; (void)y; (void)n; }
 static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
