@@ -356,7 +356,7 @@ static inline void gx_f_carry_get(int c, int* mode, int* quiet, int* tiny, int* 
    (gx_f_lost_mask) go to lost (room for n), their number returned, and *tiny set where there were lanes <=
    TINY (x/2, subnormal for 0 < |x| < 2^-125): no other lane's result is below the normal range.  carry
    (or NULL): what the chunks of the caller's previous call of the same kind over the same array found
-   (gx_f_carry), so that a caller going in blocks starts each where the last ended (the mode never changes
+   (gx_f_carry_put), so that a caller going in blocks starts each where the last ended (the mode never changes
    a result) */
 static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const float* x, const float* dy, float* y,
                                                                         ptrdiff_t n, const int kind,
