@@ -218,34 +218,29 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
 cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
                                variant* v, int* carry) noexcept nogil:
     # The gradient with outputs that hold no input (nor each other): dy*up to dg and the gradient block in place
-    # there; GELU(gate) straight to du, then du times dy (the float32 exact and tanh forms: du = GELU(gate)*dy
-    # as the kernel stores, its lost lanes redone, after dg). Returns 0, or 1 where a GELU(gate) was lost (du's
-    # lanes to redo), or 2 where dy*up is not finite or a gradient NaN (both outputs to write again)
+    # there, then GELU(gate)*dy to du (the float32 exact and tanh forms: formed as the kernel stores, its lost
+    # lanes redone; else GELU(gate) to du, then times dy). Returns 0, or 1 where a GELU(gate) was lost (du's
+    # lanes to redo), or 2 where some dy*up is not finite (both outputs to write again). With every dy*up
+    # finite a NaN gradient comes from a NaN gate alone, which the buffered path would leave as it is too
     cdef npy_intp i
     cdef int k = 0, lost = 0
-    if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
-        for i in range(m):
-            dg[i] = dy[i] * u[i]
-            k |= not (_gm_fabsf(dg[i]) <= FLT_MAX)
-        if k:
-            return 2
-        # with every dy*up finite, a NaN gradient comes from a NaN gate alone: nothing to redo
-        grad_block(g, dg, dg, m, v)
-        gm_mul_fused(g, dy, du, m, v, carry)
-        return 0
-    fwd_block(g, du, m, v)
     for i in range(m):
         dg[i] = dy[i] * u[i]
         if real is float:
             k |= not (_gm_fabsf(dg[i]) <= FLT_MAX)
         else:
             k |= not (fabs(dg[i]) <= DBL_MAX)
+    if k:
+        return 2
     grad_block(g, dg, dg, m, v)
+    if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
+        gm_mul_fused(g, dy, du, m, v, carry)
+        return 0
+    fwd_block(g, du, m, v)
     for i in range(m):
-        k |= dg[i] != dg[i]
         lost |= gm_lost(g[i], du[i])
         du[i] = du[i] * dy[i]
-    return 2 if k else lost
+    return lost
 
 
 cdef inline void gm_grad_chunk(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
