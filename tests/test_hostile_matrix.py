@@ -124,9 +124,12 @@ def check_values(what, got, ref, scale, rdt, x=None, factor=None, forward=True):
     g = _f64(got).ravel()
     ref, scale = np.broadcast_to(ref, got.shape).ravel(), np.broadcast_to(scale, got.shape).ravel()
     if rdt == np.float64:
+        # a GELU (GELU') below the normal range, the kernel's or the reference's, carries its absolute error
+        # into the product with a factor (docs/gated.md: float64 has nothing wider)
+        fac = 1.0 if factor is None else np.maximum(np.abs(np.broadcast_to(_f64(factor), got.shape).ravel()), 1.0)
         with np.errstate(all="ignore"):
             exact = (g == ref) | (np.isnan(g) & np.isnan(ref))
-            bad = ~exact & ~(np.abs(g - ref) <= F64_REL * scale + F64_ABS)
+            bad = ~exact & ~(np.abs(g - ref) <= F64_REL * scale + F64_ABS * fac)
     else:
         bound = HALF_ULP if rdt.itemsize == 2 else (F32_ULP_PRODUCT if factor is not None else F32_ULP)
         bad = ulp_error(g, ref, scale, rdt) > bound
@@ -283,6 +286,17 @@ def test_gelu_mul_and_gelu_mul_grad(case):
         (rg, sg), (ru, su) = ref_gated(name + "_grad", gb, ub, db.ravel())
         with np.errstate(all="ignore"):
             w = db * ub
+        ovf = np.isfinite(db) & np.isfinite(ub) & ~np.isfinite(w)
+        if rdt == np.float64 and ovf.any():
+            # dy*up beyond float64 from finite factors: the float64 reference is +-inf there, so those lanes
+            # take mpmath's (the exact product) where it is finite, and |dy*up| as the factor of the absolute
+            # bound is the largest double
+            o = np.flatnonzero(ovf.ravel())
+            (rm, sm), _ = ref_gated(name + "_grad", gb.ravel()[o], ub.ravel()[o], db.ravel()[o], mp=True)
+            keep = np.isfinite(rm)
+            rg, sg = rg.copy(), sg.copy()
+            rg[o[keep]], sg[o[keep]] = rm[keep], sm[keep]
+            w = np.where(ovf, np.sign(w) * np.finfo(np.float64).max, w)
         check_values(name + "_grad dgate", got[0], rg.reshape(gb.shape), sg.reshape(gb.shape), rdt, x=gb,
                      factor=w, forward=False)
         check_values(name + "_grad dup", got[1], ru.reshape(gb.shape), su.reshape(gb.shape), rdt, x=gb, factor=db)
