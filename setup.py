@@ -144,5 +144,11 @@ def extensions():
     })
 
 
+def build_jobs():
+    """Compile the ISA modules side by side (threads; a -j on the command line still wins)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(len(ISA_FLAGS), cpus or 1))
+
+
 check_build_requirements()
-setup(ext_modules=extensions())
+setup(ext_modules=extensions(), options={"build_ext": {"parallel": build_jobs()}})
