@@ -231,10 +231,60 @@ typedef struct {
     float x[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));    /* every vector's x and dy (PUSHED forwards:
                                                                     none) */
     float d[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
-    int k[GX_F_LIST];                                            /* LISTED: the vectors with tail lanes */
+    int k[GX_F_LIST];                                            /* LISTED: the offsets of the vectors with
+                                                                    tail lanes */
     gx_fm m[GX_F_LIST];
 } gx_f_list;
 enum { GX_F_LISTED = 0, GX_F_PUSHED = 1, GX_F_SUMMED = 2 };
+
+/* what the vectors of a chunk leave for its end (gx_f_central_step): summaries, listed vectors, queue length */
+typedef struct {
+    gx_fv acc, accy, acca;
+#if GX_F_BV_IN_REG
+    gx_iv bv;
+#endif
+    int ns, nq;
+} gx_f_chunk_st;
+
+/* GX_F_PFV vectors a cache line: the read-ahead goes once a line */
+#define GX_F_PFV (64 / (GX_F_W * 4) > 1 ? 64 / (GX_F_W * 4) : 1)
+
+/* the vector at offset o of a chunk (x, dy, y, u and the copies all from it) */
+static inline __attribute__((always_inline)) void gx_f_central_step(const float* x, const float* dy, float* y,
+                                                                    const float* u, ptrdiff_t o, ptrdiff_t i0,
+                                                                    gx_f_list* L, gx_f_tailq* q,
+                                                                    gx_f_chunk_st* st, const int kind,
+                                                                    const int mode, const int chk,
+                                                                    const int far, int* tiny, const int mul) {
+    const int grad = kind == GX_F_EXACT_GRAD;
+    gx_fm m;
+    gx_fv xv = GX_F_LOADU(x + o), dv = grad ? GX_F_LOADU(dy + o) : xv;
+    gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny, far);
+    if (!chk)   /* vminps returns acca for a NaN */
+        st->acca = GX_F_MIN(gx_f_fwd_a(xv, kind == GX_F_TANH), st->acca);
+    if (grad || mode != GX_F_PUSHED) {
+        GX_F_STORE(&L->x[0][0] + o, xv);
+        if (grad)
+            GX_F_STORE(&L->d[0][0] + o, dv);
+    }
+    if (grad)   /* NaN from the first result not finite on (y*0 + acc): one operation a vector */
+        st->accy = GX_F_FMA(yv, GX_F_SET1(0.0f), st->accy);
+    if (mode == GX_F_PUSHED) {
+#if GX_F_BV_IN_REG
+        st->nq = gx_f_tailq_pushv(q, st->nq, m, xv, dv, st->bv, grad);
+        st->bv = GX_F_ADDI(st->bv, GX_F_SET1I(GX_F_W));
+#else
+        st->nq = gx_f_tailq_pushv(q, st->nq, m, xv, dv, GX_F_SET1I((int)(i0 + o)), grad);
+#endif
+    } else if (mode == GX_F_LISTED) {
+        L->k[st->ns] = (int)o;
+        L->m[st->ns] = m;
+        st->ns += m != 0;
+    } else {
+        st->acc = gx_f_summary(st->acc, xv, kind);
+    }
+    GX_F_STOREU(y + o, mul ? GX_F_MUL(yv, GX_F_LOADU(u + o)) : yv);
+}
 
 /* one chunk [i, end) of whole vectors, after nq lanes queued before it; returns the number of queued lanes
    (in q), and in *tiny whether a forward chunk had lanes <= TINY.  mul (forwards): each result stored times
@@ -251,84 +301,88 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
        chunks after one with tiny lanes test per vector, so that a vector of them alone skips the tables
        (gx_f_fwd_c: all-subnormal data takes microcode assists in them) */
     const int chk = grad || per_vector || mode == GX_F_PUSHED;
-    const ptrdiff_t i0 = i;
-    int nv = 0, ns = 0;
-    gx_fv acc = GX_F_SET1(0.0f), accy = GX_F_SET1(0.0f), acca = GX_F_SET1(1.0f);
+    const ptrdiff_t i0 = i, len = (end - i) & -(ptrdiff_t)GX_F_W;
+    /* the arrays from the chunk's start: one offset addresses every stream and the copies */
+    const float* xc = x + i0;
+    const float* dc = grad ? dy + i0 : NULL;
+    const float* uc = mul ? u + i0 : NULL;
+    float* yc = y + i0;
+    gx_f_chunk_st st;
+    st.acc = GX_F_SET1(0.0f);
+    st.accy = GX_F_SET1(0.0f);
+    st.acca = GX_F_SET1(1.0f);
 #if GX_F_BV_IN_REG
-    gx_iv bv = GX_F_SET1I((int)i);
+    st.bv = GX_F_SET1I((int)i0);
 #endif
-    for (; i + GX_F_W <= end; i += GX_F_W, nv++) {
-        gx_fm m;
-        GX_F_PREFETCH((const char*)(x + i) + GX_F_AHEAD);
-        if (grad)
-            GX_F_PREFETCH((const char*)(dy + i) + GX_F_AHEAD);
-        if (mul)
-            GX_F_PREFETCH((const char*)(u + i) + GX_F_AHEAD);
-        /* y too, for writing: without it out-of-cache arrays ran below the memory floor
-           (docs/performance.md); the exp kernels, slower, did not need it */
-        GX_F_PREFETCHW((const char*)(y + i) + GX_F_AHEAD);
-        gx_fv xv = GX_F_LOADU(x + i), dv = grad ? GX_F_LOADU(dy + i) : xv;
-        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny, far);
-        if (!chk)   /* vminps returns acca for a NaN */
-            acca = GX_F_MIN(gx_f_fwd_a(xv, kind == GX_F_TANH), acca);
-        if (grad || mode != GX_F_PUSHED) {
-            GX_F_STORE(L->x[nv], xv);
-            if (grad)
-                GX_F_STORE(L->d[nv], dv);
+    st.ns = 0;
+    st.nq = nq;
+    /* y too, for writing: without it out-of-cache arrays ran below the memory floor (docs/performance.md);
+       the exp kernels, slower, did not need it */
+#define GX_F_CHUNK_AHEAD(o)                                                                                 \
+    do {                                                                                                   \
+        GX_F_PREFETCH((const char*)(xc + (o)) + GX_F_AHEAD);                                               \
+        if (grad)                                                                                          \
+            GX_F_PREFETCH((const char*)(dc + (o)) + GX_F_AHEAD);                                           \
+        if (mul)                                                                                           \
+            GX_F_PREFETCH((const char*)(uc + (o)) + GX_F_AHEAD);                                           \
+        GX_F_PREFETCHW((const char*)(yc + (o)) + GX_F_AHEAD);                                              \
+    } while (0)
+    ptrdiff_t o = 0;
+    if (mode == GX_F_PUSHED || GX_F_PFV == 1) {
+        /* PUSHED chunks a vector at a time: unrolled, gcc rebuilt each vector's offsets from a broadcast
+           (on the permutes' port) */
+        for (; o < len; o += GX_F_W) {
+            GX_F_CHUNK_AHEAD(o);
+            gx_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, far, tiny, mul);
         }
-        if (grad)   /* NaN from the first result not finite on (y*0 + acc): one operation a vector */
-            accy = GX_F_FMA(yv, GX_F_SET1(0.0f), accy);
-        if (mode == GX_F_PUSHED) {
-#if GX_F_BV_IN_REG
-            nq = gx_f_tailq_pushv(q, nq, m, xv, dv, bv, grad);
-            bv = GX_F_ADDI(bv, GX_F_SET1I(GX_F_W));
-#else
-            nq = gx_f_tailq_pushv(q, nq, m, xv, dv, GX_F_SET1I((int)i), grad);
-#endif
-        } else if (mode == GX_F_LISTED) {
-            L->k[ns] = nv;
-            L->m[ns] = m;
-            ns += m != 0;
-        } else {
-            acc = gx_f_summary(acc, xv, kind);
+    } else {
+        for (; o + GX_F_PFV * GX_F_W <= len; o += GX_F_PFV * GX_F_W) {
+            GX_F_CHUNK_AHEAD(o);
+            for (int r = 0; r < GX_F_PFV; r++)
+                gx_f_central_step(xc, dc, yc, uc, o + r * GX_F_W, i0, L, q, &st, kind, mode, chk, far, tiny,
+                                  mul);
         }
-        GX_F_STOREU(y + i, mul ? GX_F_MUL(yv, GX_F_LOADU(u + i)) : yv);
+        for (; o < len; o += GX_F_W)    /* the chunk's last vectors, fewer than a line's */
+            gx_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, far, tiny, mul);
     }
+#undef GX_F_CHUNK_AHEAD
+    nq = st.nq;
     /* the gradient's results that are not finite, checked per chunk (a check per vector was a large share
        of the AVX2 gradient's time) */
-    if (grad && __builtin_expect(gx_f_anynan(accy), 0)) {
-        for (int k = 0; k < nv; k++) {
-            gx_fv xv = GX_F_LOADU(L->x[k]), yv = GX_F_LOADU(y + i0 + k * GX_F_W);
+    if (grad && __builtin_expect(gx_f_anynan(st.accy), 0)) {
+        for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
+            gx_fv xv = GX_F_LOADU(&L->x[0][0] + k), yv = GX_F_LOADU(yc + k);
             gx_fm bad = gx_f_grad_bad(xv, yv);
             if (bad)
-                GX_F_STOREU(y + i0 + k * GX_F_W, GX_F_SELECT(bad, gx_f_tail(xv, GX_F_LOADU(L->d[k]), bad, kind), yv));
+                GX_F_STOREU(yc + k, GX_F_SELECT(bad, gx_f_tail(xv, GX_F_LOADU(&L->d[0][0] + k), bad, kind), yv));
         }
     }
-    if (!chk && __builtin_expect(gx_f_tiny_mask(acca) != 0, 0)) {
+    if (!chk && __builtin_expect(gx_f_tiny_mask(st.acca) != 0, 0)) {
         *tiny = 1;
-        for (int k = 0; k < nv; k++) {
-            gx_fv xv = GX_F_LOADU(L->x[k]);
+        for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
+            gx_fv xv = GX_F_LOADU(&L->x[0][0] + k);
             gx_fm t = gx_f_tiny_mask(gx_f_fwd_a(xv, kind == GX_F_TANH));
             if (t) {
                 gx_fv tv = gx_f_tiny(xv);
                 if (mul)
-                    tv = GX_F_MUL(tv, GX_F_LOADU(u + i0 + k * GX_F_W));
-                GX_F_STOREU(y + i0 + k * GX_F_W, GX_F_SELECT(t, tv, GX_F_LOADU(y + i0 + k * GX_F_W)));
+                    tv = GX_F_MUL(tv, GX_F_LOADU(uc + k));
+                GX_F_STOREU(yc + k, GX_F_SELECT(t, tv, GX_F_LOADU(yc + k)));
             }
         }
     }
-    for (int j = 0; j < ns; j++) {
-        int k = L->k[j];
-        nq = gx_f_tailq_pushv(q, nq, L->m[j], GX_F_LOADU(L->x[k]), GX_F_LOADU(grad ? L->d[k] : L->x[k]),
-                              GX_F_SET1I((int)(i0 + k * GX_F_W)), grad);
+    for (int j = 0; j < st.ns; j++) {
+        ptrdiff_t k = L->k[j];
+        nq = gx_f_tailq_pushv(q, nq, L->m[j], GX_F_LOADU(&L->x[0][0] + k),
+                              GX_F_LOADU(grad ? &L->d[0][0] + k : &L->x[0][0] + k),
+                              GX_F_SET1I((int)(i0 + k)), grad);
     }
-    if (mode == GX_F_SUMMED && __builtin_expect(gx_f_tail_mask(acc, kind) != 0, 0)) {
-        for (int k = 0; k < nv; k++) {
-            gx_fv xv = GX_F_LOADU(L->x[k]);
+    if (mode == GX_F_SUMMED && __builtin_expect(gx_f_tail_mask(st.acc, kind) != 0, 0)) {
+        for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
+            gx_fv xv = GX_F_LOADU(&L->x[0][0] + k);
             gx_fm m = gx_f_tail_mask(xv, kind);
             if (m)
-                nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? L->d[k] : L->x[k]),
-                                      GX_F_SET1I((int)(i0 + k * GX_F_W)), grad);
+                nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? &L->d[0][0] + k : &L->x[0][0] + k),
+                                      GX_F_SET1I((int)(i0 + k)), grad);
         }
     }
     return nq;
