@@ -100,3 +100,22 @@ def test_reach_build_moves_the_tail_out_and_no_further(libs, name, central):
         moved |= (x > central[1]) & (x <= REACH)
     assert not np.array_equal(k[moved], r[moved])
     assert np.array_equal(k[~moved].view(np.int32), r[~moved].view(np.int32))
+
+
+def test_lookup_probe_times_the_package_arithmetic(tmp_path):
+    """tools/lookups_avx2.c times the AVX2 central loop (the package's tables and evaluation) beside probes
+    that change one thing each: the two-vector interleaving and the 8-entry lookup by vpermilps and a blend
+    must give that loop's bits, and the probes that drop or fix the lookups must not (they time other
+    arithmetic, and say so)."""
+    import re
+    import subprocess
+    exe = str(tmp_path / "lookups")
+    src = os.path.join(TOOLS, "lookups_avx2.c")
+    inc = os.path.join(os.path.dirname(TOOLS), "fastgelu", "src")
+    subprocess.run([os.environ.get("CC", "cc"), "-O3", "-mavx2", "-mfma", "-mf16c", "-fno-math-errno", "-I", inc,
+                    src, "-o", exe, "-lm"], check=True, capture_output=True)
+    out = subprocess.run([exe, "4096", "3"], check=True, capture_output=True, text=True).stdout
+    differ = {name.strip(): int(k) for name, k in re.findall(r"^  (.+?)\s+[\d.]+ ns.*; (\d+) results differ$", out, re.M)}
+    assert len(differ) == 7, out
+    assert differ["package"] == 0 and differ["two vectors"] == 0 and differ["permilps+blend"] == 0, out
+    assert differ["no lookups"] > 0 and differ["fixed index"] > 0 and differ["permilps"] > 0, out
