@@ -228,9 +228,9 @@ static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv 
    - more: PUSHED.  Each vector's tail lanes pushed as it goes, ~10 operations a vector: wide data (x ~
      U(-8, 8)). */
 typedef struct {
-    float x[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));    /* every vector's x and dy (PUSHED forwards:
-                                                                    none) */
-    float d[GX_F_LIST][GX_F_W] __attribute__((aligned(64)));
+    float x[GX_F_LIST * GX_F_W] __attribute__((aligned(64)));   /* every vector's x and dy at its offset in
+                                                                    the chunk (PUSHED forwards: none) */
+    float d[GX_F_LIST * GX_F_W] __attribute__((aligned(64)));
     int k[GX_F_LIST];                                            /* LISTED: the offsets of the vectors with
                                                                     tail lanes */
     gx_fm m[GX_F_LIST];
@@ -263,9 +263,9 @@ static inline __attribute__((always_inline)) void gx_f_central_step(const float*
     if (!chk)   /* vminps returns acca for a NaN */
         st->acca = GX_F_MIN(gx_f_fwd_a(xv, kind == GX_F_TANH), st->acca);
     if (grad || mode != GX_F_PUSHED) {
-        GX_F_STORE(&L->x[0][0] + o, xv);
+        GX_F_STORE(L->x + o, xv);
         if (grad)
-            GX_F_STORE(&L->d[0][0] + o, dv);
+            GX_F_STORE(L->d + o, dv);
     }
     if (grad)   /* NaN from the first result not finite on (y*0 + acc): one operation a vector */
         st->accy = GX_F_FMA(yv, GX_F_SET1(0.0f), st->accy);
@@ -351,16 +351,16 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
        of the AVX2 gradient's time) */
     if (grad && __builtin_expect(gx_f_anynan(st.accy), 0)) {
         for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
-            gx_fv xv = GX_F_LOADU(&L->x[0][0] + k), yv = GX_F_LOADU(yc + k);
+            gx_fv xv = GX_F_LOADU(L->x + k), yv = GX_F_LOADU(yc + k);
             gx_fm bad = gx_f_grad_bad(xv, yv);
             if (bad)
-                GX_F_STOREU(yc + k, GX_F_SELECT(bad, gx_f_tail(xv, GX_F_LOADU(&L->d[0][0] + k), bad, kind), yv));
+                GX_F_STOREU(yc + k, GX_F_SELECT(bad, gx_f_tail(xv, GX_F_LOADU(L->d + k), bad, kind), yv));
         }
     }
     if (!chk && __builtin_expect(gx_f_tiny_mask(st.acca) != 0, 0)) {
         *tiny = 1;
         for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
-            gx_fv xv = GX_F_LOADU(&L->x[0][0] + k);
+            gx_fv xv = GX_F_LOADU(L->x + k);
             gx_fm t = gx_f_tiny_mask(gx_f_fwd_a(xv, kind == GX_F_TANH));
             if (t) {
                 gx_fv tv = gx_f_tiny(xv);
@@ -372,16 +372,16 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
     }
     for (int j = 0; j < st.ns; j++) {
         ptrdiff_t k = L->k[j];
-        nq = gx_f_tailq_pushv(q, nq, L->m[j], GX_F_LOADU(&L->x[0][0] + k),
-                              GX_F_LOADU(grad ? &L->d[0][0] + k : &L->x[0][0] + k),
+        nq = gx_f_tailq_pushv(q, nq, L->m[j], GX_F_LOADU(L->x + k),
+                              GX_F_LOADU(grad ? L->d + k : L->x + k),
                               GX_F_SET1I((int)(i0 + k)), grad);
     }
     if (mode == GX_F_SUMMED && __builtin_expect(gx_f_tail_mask(st.acc, kind) != 0, 0)) {
         for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
-            gx_fv xv = GX_F_LOADU(&L->x[0][0] + k);
+            gx_fv xv = GX_F_LOADU(L->x + k);
             gx_fm m = gx_f_tail_mask(xv, kind);
             if (m)
-                nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? &L->d[0][0] + k : &L->x[0][0] + k),
+                nq = gx_f_tailq_pushv(q, nq, m, xv, GX_F_LOADU(grad ? L->d + k : L->x + k),
                                       GX_F_SET1I((int)(i0 + k)), grad);
         }
     }
