@@ -9,6 +9,7 @@ form, ONNX Runtime's FastGelu for the tanh form), on the same arrays, 256K float
                                                 # kernels included: fastgelu._bench.torch_isa_env)
   python tools/bound_f32.py --isa avx512
   python tools/bound_f32.py --isa avx2 --reach 4 5 6 8   # and the kernels with their tail moved out to |x| = R
+  python tools/bound_f32.py --isa avx512 --cflags noscatter=-DGX_F_HAS_SCATTER=0   # and a build with more flags
 
 --reach answers what a central form reaching further would buy before one is built: builds with -DGX_F_REACH
 move the tail threshold (fastgelu/src/fg_f32_drive.h) to each R and keep today's tables (results between the
@@ -38,6 +39,9 @@ def main():
     ap.add_argument("-n", type=int, default=1 << 18)
     ap.add_argument("--reach", type=float, nargs="*", default=[], metavar="R",
                     help="also time the kernels with the tail threshold moved to |x| = R (wrong results there)")
+    ap.add_argument("--cflags", nargs="*", default=[], metavar="TAG=FLAGS",
+                    help="also time the kernels built with these compiler flags (space-separated), as TAG: an A/B "
+                         "of a compile-time choice in one process")
     a = ap.parse_args()
     os.environ["GX_KERNEL_ISA"] = a.isa
     sys.path.insert(0, HERE)
@@ -57,6 +61,11 @@ def main():
     reach = [f"reach {r:g}" for r in a.reach]
     for r, tag in zip(a.reach, reach):
         libs[tag] = ctypes.CDLL(gk.build(a.isa, opt + [f"-DGX_F_REACH={float(r)!r}f"]))
+    extra = []
+    for spec in a.cflags:
+        tag, _, flags = spec.partition("=")
+        libs[tag] = ctypes.CDLL(gk.build(a.isa, opt + flags.split()))
+        extra.append(tag)
     rng = np.random.default_rng(0)
     n = a.n
     spreads = {"σ=1": rng.standard_normal(n, dtype=np.float32), "σ=3": 3 * rng.standard_normal(n, dtype=np.float32),
@@ -107,14 +116,15 @@ def main():
                f"{cp / fig['kernel']:.2f}" if cp else "-", f"{cp / fig['bound']:.2f}" if cp else "-",
                f"{fig['kernel'] / fig['bound'] - 1:.0%}"]
         print("| " + " | ".join(row) + " |")
-    if reach:
-        print("\nThe kernels with the tail moved out (ns/elem, and the competitor's time over it):\n")
-        print("| function | spread | kernel | " + " | ".join(reach) + " | bound |")
-        print("|---|---|---|" + "---|" * (len(reach) + 1))
+    if reach or extra:
+        print("\nThe kernels " + ("with the tail moved out" if reach else "built with more flags")
+              + " (ns/elem, and the competitor's time over it):\n")
+        print("| function | spread | kernel | " + " | ".join(reach + extra) + " | bound |")
+        print("|---|---|---|" + "---|" * (len(reach) + len(extra) + 1))
         for fname, sname, label in rows:
             cp = p.get((fname, sname, "competitor"))
             cells = [f"{p[fname, sname, t]:.3f}" + (f" ({cp / p[fname, sname, t]:.2f}x)" if cp else "")
-                     for t in ["kernel"] + reach + ["bound"]]
+                     for t in ["kernel"] + reach + extra + ["bound"]]
             print(f"| {label} | {sname} | " + " | ".join(cells) + " |")
 
 

@@ -10,7 +10,9 @@ typedef __mmask16 gx_fm;
 #define GX_F_W 16
 #define GX_F_TAB32 1                     /* 32-entry tables: one vpermt2ps per coefficient */
 #define GX_F_HAS_SCALEF 1
+#ifndef GX_F_HAS_SCATTER                 /* 0: the queue written back lane by lane (an A/B: tools/bound_f32.py --cflags) */
 #define GX_F_HAS_SCATTER 1
+#endif
 #define GX_F_BV_IN_REG 0                 /* bv kept in a register was slower at x ~ U(-8, 8) (32 registers, the
                                             tables' 16): broadcast at each push */
 
