@@ -21,17 +21,22 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def libs(monkeypatch_module):
+def builds(mp, isa, variants):
+    """tools/gelu_f32_kernel.py's builds of the float32 kernels for isa, as bound_f32.py makes them: {tag: lib}
+    for (tag, extra compiler flags) in variants"""
     import ctypes
-    monkeypatch_module.setenv("GX_KERNEL_ISA", "avx2")
-    monkeypatch_module.syspath_prepend(TOOLS)
+    mp.setenv("GX_KERNEL_ISA", isa)
+    mp.syspath_prepend(TOOLS)
     spec = importlib.util.spec_from_file_location("gelu_f32_kernel", os.path.join(TOOLS, "gelu_f32_kernel.py"))
     gk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gk)
-    opt = ["-O3", "-fno-math-errno"]
-    return {k: ctypes.CDLL(gk.build("avx2", opt + extra))
-            for k, extra in (("kernel", []), ("bound", ["-DGX_F_BOUND"]), ("reach", [f"-DGX_F_REACH={REACH!r}f"]))}
+    return {k: ctypes.CDLL(gk.build(isa, ["-O3", "-fno-math-errno"] + extra)) for k, extra in variants}
+
+
+@pytest.fixture(scope="module")
+def libs(monkeypatch_module):
+    return builds(monkeypatch_module, "avx2",
+                  (("kernel", []), ("bound", ["-DGX_F_BOUND"]), ("reach", [f"-DGX_F_REACH={REACH!r}f"])))
 
 
 @pytest.fixture(scope="module")
@@ -123,16 +128,11 @@ def test_lookup_probe_times_the_package_arithmetic(tmp_path):
 
 @pytest.mark.skipif("avx512" not in fastgelu.get_config()["isa_available"], reason="needs an AVX-512 CPU")
 @pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "gelu_grad"])
-def test_avx512_queue_written_back_lane_by_lane_gives_the_same_bits(monkeypatch_module, name):
+def test_avx512_queue_written_back_lane_by_lane_gives_the_same_bits(monkeypatch, name):
     """tools/bound_f32.py --cflags noscatter=-DGX_F_HAS_SCATTER=0 times the AVX-512 kernels with the tail
     queue written back lane by lane instead of by vscatterdps: an A/B of the write-back alone, same results."""
-    import ctypes
-    monkeypatch_module.syspath_prepend(TOOLS)
-    spec = importlib.util.spec_from_file_location("gelu_f32_kernel", os.path.join(TOOLS, "gelu_f32_kernel.py"))
-    gk = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gk)
-    opt = ["-O3", "-fno-math-errno"]
-    a, b = (ctypes.CDLL(gk.build("avx512", opt + extra)) for extra in ([], ["-DGX_F_HAS_SCATTER=0"]))
+    lib = builds(monkeypatch, "avx512", (("scatter", []), ("lanes", ["-DGX_F_HAS_SCATTER=0"])))
+    a, b = lib["scatter"], lib["lanes"]
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.uniform(-16, 8, 20011), 3 * rng.standard_normal(5003),
                         [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-40, -1e-40]]).astype(np.float32)
