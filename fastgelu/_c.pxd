@@ -94,6 +94,8 @@ cdef extern from "fg_xsig_f32.h":
     Py_ssize_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
                                    int* tiny, int* carry) noexcept nogil
     void gs_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    Py_ssize_t gs_f_sig_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
+                                  int* tiny, int* carry) noexcept nogil
     void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
     void gs_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
 

@@ -14,7 +14,7 @@
 # double; float64: dy*GELU'(gate) first, then up), and so is an infinite dy*up whose gradient block gave NaN
 # (GELU'(gate) underflowed: the exact product is -dy*up). Where the outputs hold no input (nor each other),
 # the block functions write them and the products are formed in place (a stack buffer between cost a pass;
-# the float32 exact and tanh forms form GELU(gate)*up and the gradient's dy*GELU(gate) as they store, without a
+# the float32 SIMD forms (all three) form GELU(gate)*up and the gradient's dy*GELU(gate) as they store, without a
 # pass of their own); a chunk with lanes to redo finds them again from its inputs, still whole. Otherwise
 # everything lands in stack buffers before any output is written (but for a forward chunk without such lanes,
 # whose products go to the output once its gates are read), so out=gate / out=up (exact aliasing) and the
@@ -162,7 +162,7 @@ cdef inline npy_intp gm_gather_lost_listed(const real* g, npy_intp m, npy_intp* 
 
 cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp m, variant* v,
                               int* carry) noexcept nogil:
-    # y = GELU(g)*u, y apart from g and u, by the float32 central forms (exact, tanh), which multiply as they
+    # y = GELU(g)*u, y apart from g and u, by the float32 central forms, which multiply as they
     # store GELU(g) and list the tail lanes that lost their accuracy; only those lanes are redone. carry: the
     # kernel's state from the piece's previous chunk (its first chunk starts as a call's would)
     cdef float fb[GM_CHUNK]
@@ -175,8 +175,10 @@ cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp
     gd[0] = 0       # gcc cannot tell that gm_gather_lost_listed fills gd[:k] (a false -Wmaybe-uninitialized)
     if variant is VNone:
         k = gx_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
-    else:
+    elif variant is VTanh:
         k = gs_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
+    else:
+        k = gs_f_sig_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
     if k or tiny:
         k = gm_gather_lost_listed(g, m, idx, k, tiny, gb, fb, gd, v)
         if k:
@@ -192,7 +194,7 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
     cdef npy_intp i, k
     if gm_apart(g, y, m) and gm_apart(u, y, m):
         # y holds no input: GELU(gate)*u goes there; lost lanes are found again from the gates
-        if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
+        if real is float and GX_F32_SIMD:
             gm_mul_fused(g, u, y, m, v, carry)
             return
         fwd_block(g, y, m, v)
@@ -218,7 +220,7 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
 cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, real* dg, real* du, npy_intp m,
                                variant* v, int* carry) noexcept nogil:
     # The gradient with outputs that hold no input (nor each other): dy*up to dg and the gradient block in place
-    # there, then GELU(gate)*dy to du (the float32 exact and tanh forms: formed as the kernel stores, its lost
+    # there, then GELU(gate)*dy to du (float32 SIMD builds: formed as the kernel stores, its lost
     # lanes redone; else GELU(gate) to du, then times dy). Returns 0, or 1 where a GELU(gate) was lost (du's
     # lanes to redo), or 2 where some dy*up is not finite (both outputs to write again). With every dy*up
     # finite a NaN gradient comes from a NaN gate alone, which the buffered path would leave as it is too
@@ -233,7 +235,7 @@ cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, rea
     if k:
         return 2
     grad_block(g, dg, dg, m, v)
-    if real is float and GX_F32_SIMD and (variant is VNone or variant is VTanh):
+    if real is float and GX_F32_SIMD:
         gm_mul_fused(g, dy, du, m, v, carry)
         return 0
     fwd_block(g, du, m, v)

@@ -82,7 +82,8 @@ def ref_mp(name, x, dps=50, factor=None):
         for i, xi in enumerate(np.asarray(x, dtype=np.float64)):
             mf = fac[i] if isinstance(fac[i], mpmath.mpf) else mpmath.mpf(float(fac[i]))
             fi = float(fac[i])
-            if not math.isfinite(xi) or not math.isfinite(fi) or (name in ("gelu", "gelu_grad") and abs(xi) > 60):
+            # a finite mpmath factor beyond float64 (dy * up, exact) is still finite: its product is computed
+            if not math.isfinite(xi) or not mpmath.isfinite(mf) or (name in ("gelu", "gelu_grad") and abs(xi) > 60):
                 # Phi is 1 or below 1e-780 beyond 60: exact in double (mpmath's erfc overflows for huge |x|)
                 if math.isfinite(xi) and name in ("gelu", "gelu_grad"):
                     v = np.array([(xi if xi > 0 else -0.0) if name == "gelu" else float(xi > 0)])
@@ -92,6 +93,10 @@ def ref_mp(name, x, dps=50, factor=None):
                 out[i], scale[i] = v[0] * fi, s[0] * abs(fi)
                 if math.isfinite(xi) and xi < 0 and not math.isinf(fi) and name == "gelu":
                     out[i] = -0.0 * fi   # GELU(x) for x < -60 is a tiny negative number: the product is +-0
+                if mpmath.isfinite(mf) and math.isinf(fi) and not math.isnan(v[0]):
+                    # the factor beyond float64: v (exact here, or a tiny negative number as 0) times it
+                    out[i] = float(mpmath.mpf(float(v[0])) * mf) if v[0] != 0 else (-0.0 if mf > 0 else 0.0)
+                    scale[i] = abs(out[i])
                 continue
             m = mpmath.mpf(float(xi))
             if name in ("gelu", "gelu_grad"):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Coefficients of the float32-arithmetic exact GELU kernels (fastgelu/src/fg_gelu_f32.h).
 
-With a = |x|, the forwards are max(-0, x) - F with F = a*Phi(-a) (exact form) or a*sigma(-w(a)) (tanh form):
+With a = |x|, the forwards are max(-0, x) - F with F = a*Phi(-a) (exact form), a*sigma(-w(a)) (tanh form) or
+a*sigma(-1.702a) (sigmoid form):
 - central tables (below): F on 32 (AVX-512) or 8 (AVX2) intervals up to R, no exp;
 - beyond R, the tail: F = exp(-a^2/2) (C - r(a^2)) with r rational (tail_lines), no table.
 The gradient Phi(-a) - a*phi(a) = exp(-a^2/2) D(a) has an exp form (all of AVX2's gradient, AVX-512's tail)
@@ -152,8 +153,9 @@ def table_lines(isa, n, deg, fold):
 # even degree 6; degree 6 to R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward; for the
 # gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
-                      "T": dict(R=5.25, deg=5, alpha=0.6)},
-           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125)}}
+                      "T": dict(R=5.25, deg=5, alpha=0.6), "S": dict(R=10.25, deg=6)},
+           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125),
+                    "S": dict(R=5.5, deg=8, RP=10.25, H=0.875)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
@@ -171,6 +173,11 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # -2.7% at sigma = 1, +19% at 3, +35% at U(-8, 8).  The gradient's slot at degree 7 (2026-11-26): R = 3.8, RP = 6.0
 # (the least clamp at which 1 - G rounds to 1): 2.081 ulp in the slot (x = 3.906), for -1.5% at sigma = 1,
 # +13% at 3, +30% at U(-8, 8) (Zen 3 kernel A/B); R = 3.9: 2.842 centrally (x = -3.882).
+# The sigmoid form's F(a) = a*sigma(-1.702 a) falls only like e^(-1.702 a), but sigma's poles at a = +-i pi/1.702
+# limit every interval's width alike (fit error ~ (h/3.7)^deg at width h): even intervals, and a reach set by
+# the count of them.  AVX-512: degree 6, R = 10.25 (7.9e-9; degree 5: 7.1e-8), where the clamp is exact for
+# x > 0 (sigma(-1.702 R) < 2^-25).  AVX2: degree 8 (R = 5.5, 3.2e-8), because degree 7 needed intervals of 0.65
+# (R = 4.2, 5.3e-8) and then its positive slot to 10.25 missed by 3 ulp; degree 8 to R = 6 reached 6.0e-8.
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
@@ -188,6 +195,14 @@ def F_tanh(a):
     a = mp.mpf(a)
     w = 2 * mp.sqrt(2 / mp.pi) * (a + mp.mpf("0.044715") * a ** 3)
     return a / (1 + mp.exp(w))
+
+
+def F_sig(a):
+    a = mp.mpf(a)
+    return a / (1 + mp.exp(mp.mpf("1.702") * a))
+
+
+FUNS = {"F": F_central, "G": G_central, "T": F_tanh, "S": F_sig}
 
 
 def exact_lead(fun, L, tries=4000):
@@ -216,7 +231,7 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
     the n - 1 central intervals.  H (AVX2): L_i = i*H, so that the kernel forms u = a - i*H by one FMA
     from the index instead of a permute of L (exact: i*H has few bits, Sterbenz); C0 is then F(L) rounded,
     the fit taking that rounding into account everywhere but at u = 0."""
-    fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
+    fun = FUNS[kind]
     nc = n - 1 if RP else n
     top = nc - 0.501 if full_last or alpha else nc - 1   # full_last: round(g(R)) = nc - 1, not a tie
     K, K2 = f32((1 - alpha) * top / R), f32(alpha * top / R ** 2)
@@ -263,7 +278,7 @@ def fit_positive(kind, lo, hi, deg, pts=200, L=None):
     """AVX2's positive slot: x > 0 from lo (where the central index passes its last interval) to hi, the clamp
     beyond which x - F rounds to x (1 - G to 1).  There y = x - F (dy - G dy) needs F (G) only to a fraction
     of the result's ulp, absolutely: weight 1/ulp(a) (G: 2^24, the sweep's unit for GELU' just below 1)."""
-    fun = {"F": F_central, "G": G_central, "T": F_tanh}[kind]
+    fun = FUNS[kind]
     pad = (hi - lo) * 1e-3
     lo, hi = lo - pad, hi + pad
     L, c0, _ = (L, f32(fun(L)), 0.0) if L else exact_lead(fun, (lo + hi) / 2)
@@ -280,13 +295,14 @@ def central_lines(isa):
     lines = []
     n = CENTRAL_N[isa]
     for kind, what in (("F", "a*Phi(-a) (forward)"), ("G", "Phi(-a) - a*phi(a) (gradient)"),
-                       ("T", "a*sigma(-w(a)) (tanh form's forward)")):
+                       ("T", "a*sigma(-w(a)) (tanh form's forward)"),
+                       ("S", "a*sigma(-1.702a) (sigmoid form's forward)")):
         cfg = CENTRAL[isa].get(kind)
         if cfg is None:
             continue
         K, K2, rows, err, perr = fit_central(kind, n=n, full_last=n < 32, **cfg)
         deg = cfg["deg"]
-        p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC"}[kind]
+        p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC", "S": "GX_F_SG"}[kind]
         lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with "
                   f"C0 exact; degree {deg}, max weighted error {err:.2e}"
                   + (f"; the last slot x in (R, RP], {perr:.3f} ulp" if perr is not None else "")

@@ -1,11 +1,11 @@
 /* The driver of the central form (fg_gelu_f32_central.h) over an array, for the exact forward and gradient
-   and the tanh form's forward: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
+   and the tanh and sigmoid forms' forwards: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
    the AVX2 and NEON gradient's x > R too -- but for x > GONE in chunks after a dense one, which take dy
    there (gx_f_gelu_grad_c: the same bits) --, the AVX-512 gradient's NaN x; gradient results that are not
    finite) redone through the tails.
    Per chunk of GX_F_LIST vectors, central results stored as they go:
    - the tail lanes (gx_f_tail_mask) are compressed into a queue (gx_f_tailq) that the tail (gx_f_tail:
-     fg_gelu_f32_tail.h, the tanh form's gs_f_tanh_tail of fg_xsig_f32_math.h) computes a vector at a time
+     fg_gelu_f32_tail.h; gs_f_tanh_tail and gs_f_xsig of fg_xsig_f32_math.h) computes a vector at a time
      after the chunk, the results scattered to place.  randn sigma = 3 puts 2.8% of the lanes there on
      AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4; gradient |x| > 4.0: 18%); x ~ U(-8, 8) 14%
      and 29%.  How a chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one
@@ -63,13 +63,15 @@ static inline __attribute__((always_inline)) int gx_f_tailq_pushv(gx_f_tailq* q,
     return n + __builtin_popcount(m);
 }
 
-/* kinds of the central loop: exact forward, exact gradient, tanh form's forward */
-enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2 };
+/* kinds of the central loop: exact forward, exact gradient, the tanh and sigmoid forms' forwards */
+enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3 };
+/* a forward kind's table (gx_f_fwd_F's form) */
+#define GX_F_KFORM(kind) ((kind) == GX_F_TANH ? 1 : (kind) == GX_F_SIG ? 2 : 0)
 
 /* the exp form for the tail lanes m of a vector: the forward, or the gradient with its double fix-ups */
 static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, gx_fm m, const int kind) {
     if (kind != GX_F_EXACT_GRAD)
-        return kind == GX_F_TANH ? gs_f_tanh_tail(x) : gx_f_gelu_tail(x);
+        return kind == GX_F_TANH ? gs_f_tanh_tail(x) : kind == GX_F_SIG ? gs_f_xsig(x, 0) : gx_f_gelu_tail(x);
     gx_fv r = gx_f_gelu_grad(x, dy);
     unsigned int s = gx_f_suspect(x, r, GX_F_AMAX) & m;
     if (s) {
@@ -153,14 +155,16 @@ static inline __attribute__((always_inline)) int gx_f_tailq_flush(const gx_f_tai
    else |x| > R; the gradient's also x NaN where GX_F_ABSMIN gives it a number (or, without a positive
    slot, where it is NaN: NLE) */
 static inline __attribute__((always_inline)) int gx_f_onesided(const int kind) {
-    const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS : GX_F_CPOS;
+    const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS
+                  : kind == GX_F_SIG ? GX_F_SGPOS : GX_F_CPOS;
     return GX_F_TAB32 || pos;
 }
 static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
 #ifdef GX_F_REACH       /* tools/bound_f32.py --reach only: the tables' results taken out to this |x|, wrong */
     const float R = GX_F_REACH;
 #else
-    const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : GX_F_CR;
+    const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR
+                  : kind == GX_F_SIG ? GX_F_SGR : GX_F_CR;
 #endif
     if (gx_f_onesided(kind))    /* x > R takes the clamp or the positive slot (else the NaN x: gx_f_grad_bad) */
         return kind == GX_F_EXACT_GRAD && GX_F_ABSMIN_NAN_IS_C ? GX_F_BITS(GX_F_NGE(x, GX_F_SET1(-R)))
@@ -196,7 +200,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv
 static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m, const int kind,
                                                                   const int chk, int* seen, const int far) {
     *m = gx_f_tail_mask_far(x, kind, far);
-    return kind == GX_F_EXACT_GRAD ? gx_f_gelu_grad_c(x, dy, far) : gx_f_fwd_c(x, kind == GX_F_TANH, chk, seen);
+    return kind == GX_F_EXACT_GRAD ? gx_f_gelu_grad_c(x, dy, far) : gx_f_fwd_c(x, GX_F_KFORM(kind), chk, seen);
 }
 
 static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
@@ -261,7 +265,7 @@ static inline __attribute__((always_inline)) void gx_f_central_step(const float*
     gx_fv xv = GX_F_LOADU(x + o), dv = grad ? GX_F_LOADU(dy + o) : xv;
     gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny, far);
     if (!chk)   /* vminps returns acca for a NaN */
-        st->acca = GX_F_MIN(gx_f_fwd_a(xv, kind == GX_F_TANH), st->acca);
+        st->acca = GX_F_MIN(gx_f_fwd_a(xv, GX_F_KFORM(kind)), st->acca);
     if (grad || mode != GX_F_PUSHED) {
         GX_F_STORE(L->x + o, xv);
         if (grad)
@@ -361,7 +365,7 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
         *tiny = 1;
         for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
             gx_fv xv = GX_F_LOADU(L->x + k);
-            gx_fm t = gx_f_tiny_mask(gx_f_fwd_a(xv, kind == GX_F_TANH));
+            gx_fm t = gx_f_tiny_mask(gx_f_fwd_a(xv, GX_F_KFORM(kind)));
             if (t) {
                 gx_fv tv = gx_f_tiny(xv);
                 if (mul)

@@ -1,6 +1,6 @@
 /* The plain loops of the float32 kernels: one kernel call a vector over an array, software prefetch, and
-   for the gradients the double fix-up of fg_f32_gradfix.h after each chunk.  The sigmoid forward and the
-   tanh and sigmoid gradients run these (fg_xsig_f32.h); the central forms run fg_f32_drive.h. */
+   for the gradients the double fix-up of fg_f32_gradfix.h after each chunk.  The tanh and sigmoid gradients
+   run these (fg_xsig_f32.h); the forwards and the exact gradient run fg_f32_drive.h. */
 #ifndef FG_F32_LOOPS_H
 #define FG_F32_LOOPS_H
 #include "fg_f32_gradfix.h"
@@ -52,19 +52,6 @@
         }                                                                                                  \
         for (int s_ = 0; s_ < ns; s_++)                                                                    \
             gx_f_grad_fix(sx[s_], sd[s_], y + si[s_], sm[s_], lim, form);                                  \
-    }
-
-/* the forward loop of all three forms: y[i] = fwd(x[i], arg), i < n; y == x allowed (each vector is loaded
-   before it is stored) */
-#define GX_F_FWD_LOOP(fwd, arg)                                                                            \
-    ptrdiff_t i = 0;                                                                                       \
-    for (; i + GX_F_W <= n; i += GX_F_W) {                                                                 \
-        GX_F_PREFETCH((const char*)(x + i) + GX_F_AHEAD);                                   \
-        GX_F_STOREU(y + i, fwd(GX_F_LOADU(x + i), arg));                                                   \
-    }                                                                                                      \
-    if (i < n) {                                                                                           \
-        GX_F_TAILMASK(k, n - i);                                                                           \
-        GX_F_MASKSTORE(y + i, k, fwd(GX_F_MASKLOAD(x + i, k), arg));                                      \
     }
 #endif
 #endif

@@ -1,6 +1,6 @@
-/* The central form of the float32 kernels: the exact forward and gradient and the tanh form's forward from
-   tables, no exp.  With a = min(|x|, R):
-     forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (the tanh form: F = a*sigma(-w(a)))
+/* The central form of the float32 kernels: the exact forward and gradient and the tanh and sigmoid forms'
+   forwards from tables, no exp.  With a = min(|x|, R):
+     forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (the tanh form: F = a*sigma(-w(a)); sigmoid: a*sigma(-1.702a))
      gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)
    F and G are polynomials C0 + u*(C1 + ...) on intervals of a, u = a - L_i, their coefficients picked per
    lane by a register permute (GX_F_TAB): 32 intervals on AVX-512 (vpermt2ps), 8 on AVX2 and NEON (vpermps,
@@ -19,12 +19,17 @@
      degree 7) keeps 8 intervals and queues |x| > R: a last slot needed a degree more (8 to RP = 6.0), and
      with it a permute more per vector, a loss at randn sigma = 1.  Uneven intervals gain little there (8 are
      too few: the first ones may not widen) and cost an FMA.
+   - The sigmoid form's F falls only like e^(-1.702a), but sigma's poles at a = +-i pi/1.702 bound every
+     interval's width alike: even intervals.  AVX-512: degree 6 to R = 10.25, where the clamp is exact for
+     x > 0 (its tail only x < -10.25); AVX2 and NEON: 7 intervals to R = 5.5, degree 8, and the slot to RP =
+     10.25 (degree 7 would need intervals of 0.65, and its slot then missed by 3 ulp).
    Each L_i is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are
    Horner's; where L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.
    R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F
    for float Horner.  The lanes beyond go to the tails (fg_gelu_f32_tail.h, fg_xsig_f32_math.h) through the
    queue of fg_f32_drive.h.  The maximum errors of the AVX-512 exact forward and of the AVX2 exact forward,
-   gradient and tanh forward are this form's (fg_gelu_f32.h, fg_xsig_f32.h: the figures).  Cost per vector
+   gradient and tanh forward are this form's (fg_gelu_f32.h, fg_xsig_f32.h: the figures); the sigmoid
+   forward's are its tail's.  Cost per vector
    (AVX-512): forward 18 vector operations, gradient 21. */
 #ifndef FG_GELU_F32_CENTRAL_H
 #define FG_GELU_F32_CENTRAL_H
@@ -39,14 +44,14 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const f
     gx_fv k = K2 != 0.0f ? GX_F_FMA(a, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
     /* a table with a positive slot: a beyond the central intervals (only x > 0 reaches them: a is
        clamped at RP there, at R for x < 0) takes the last slot */
-    const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : GX_F_TCPOS;
+    const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : tab == GX_F_TC ? GX_F_TCPOS : GX_F_SGPOS;
     gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
     if (pos)
         t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
     gx_iv idx = GX_F_CASTI(t);
     /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
        where a permute of L took a slot of the permutes' pipe */
-    const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : GX_F_GH;
+    const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : tab == GX_F_SG ? GX_F_SGH : GX_F_GH;
     /* else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
     gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)
                         : GX_F_SUB(a, GX_F_TAB(tab[0]));
@@ -68,37 +73,40 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const f
     return p;
 }
 
-static inline __attribute__((always_inline)) gx_fv gx_f_fwd_F(gx_fv x, gx_fv a, const int th) {
-    gx_fv F = th ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCK2, GX_F_TCDEG)
-           : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CK2, GX_F_CDEG);
+/* form: the forward's table, 0 exact (GX_F_C), 1 tanh form (GX_F_TC), 2 sigmoid form (GX_F_SG): gx_f_form's
+   numbering (fg_f32_gradfix.h) */
+static inline __attribute__((always_inline)) gx_fv gx_f_fwd_F(gx_fv x, gx_fv a, const int form) {
+    gx_fv F = form == 1 ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCK2, GX_F_TCDEG)
+            : form == 2 ? gx_f_central(a, GX_F_SG, GX_F_SGK, GX_F_SGK2, GX_F_SGDEG)
+                        : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CK2, GX_F_CDEG);
     return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
 }
 
 /* a = min(|x|, RP) (NaN: RP or NaN, as GX_F_ABSMIN); x < -R is a tail lane, its result here is replaced */
-static inline __attribute__((always_inline)) gx_fv gx_f_fwd_a(gx_fv x, const int th) {
-    return GX_F_ABSMIN(x, th ? GX_F_TCRP : GX_F_CRP);
+static inline __attribute__((always_inline)) gx_fv gx_f_fwd_a(gx_fv x, const int form) {
+    return GX_F_ABSMIN(x, form == 1 ? GX_F_TCRP : form == 2 ? GX_F_SGRP : GX_F_CRP);
 }
 /* the lanes of a with |x| <= TINY */
 static inline __attribute__((always_inline)) gx_fm gx_f_tiny_mask(gx_fv a) {
     return GX_F_BITS(GX_F_LE(a, GX_F_SET1(GX_F_TINY)));
 }
 
-/* GELU (th 0: exact, table GX_F_C; 1: the tanh form, GX_F_TC) for x >= -R, NaN and +inf (a = RP for +inf;
+/* GELU (form as gx_f_fwd_F) for x >= -R, NaN and +inf (a = RP for +inf;
    NaN: a = RP or NaN, and max(-0, x) gives the NaN).  chk 0: no test for tiny lanes, whose
    results the caller redoes (gx_f_central_chunk, fg_f32_drive.h); else *seen set when there are some */
-static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int th, const int chk, int* seen) {
-    gx_fv a = gx_f_fwd_a(x, th);
+static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int form, const int chk, int* seen) {
+    gx_fv a = gx_f_fwd_a(x, form);
     if (!chk)
-        return gx_f_fwd_F(x, a, th);
+        return gx_f_fwd_F(x, a, form);
     gx_fm tiny = gx_f_tiny_mask(a);
     /* one test on the common path; a vector of tiny lanes alone (zeros, subnormals) skips the tables */
     if (__builtin_expect(tiny != 0, 0)) {
         *seen = 1;
         if (tiny == (gx_fm)((1u << GX_F_W) - 1u))
             return gx_f_tiny(x);
-        return GX_F_SELECT(tiny, gx_f_tiny(x), gx_f_fwd_F(x, a, th));
+        return GX_F_SELECT(tiny, gx_f_tiny(x), gx_f_fwd_F(x, a, form));
     }
-    return gx_f_fwd_F(x, a, th);
+    return gx_f_fwd_F(x, a, form);
 }
 
 /* x from which dy GELU'(x) rounds to dy: |G| <= 8.0e-9 < 2^-26 puts dy (1 - G) within 0.14 ulp of dy,

@@ -8,14 +8,15 @@
    the products split by FMA: exp's argument must be right to ~2^-26 absolute up to z = 180), 2^-z = 2^-m 2^f
    with the exact form's Q (fg_f32_common.h), and every quotient by 1 + T or (1 + T)^2 corrected through its
    FMA remainder, so that the reciprocal may be an estimate (vrcp14ps, vrcpps, vrecpe: no division): T's
-   error and one rounding.  The tanh forward runs the central form of fg_gelu_f32_central.h (tables, no exp)
-   for x >= -R and the formula beyond (gs_f_tanh_tail, through the queue of fg_f32_drive.h); the sigmoid
-   forward and both gradients run the formula on every lane (fg_f32_loops.h), gradient lanes a large dy
-   could make wrong recomputed in double (fg_f32_gradfix.h).
+   error and one rounding.  The forwards run the central form of fg_gelu_f32_central.h (tables, no exp)
+   for x >= -R and the formula beyond (gs_f_tanh_tail, gs_f_xsig; through the queue of fg_f32_drive.h);
+   both gradients run the formula on every lane (fg_f32_loops.h), gradient lanes a large dy could make
+   wrong recomputed in double (fg_f32_gradfix.h).
 
    Maximum error over all 2^32 inputs (tools/sweep_f32.py; when, and at which commit: docs/accuracy.md):
      tanh forward       AVX-512 1.598 ulp (x = -5.297395), AVX2 1.782 (x = -2.791164, central form)
-     sigmoid forward    1.639 ulp (x = -44.593903), both builds
+     sigmoid forward    1.639 ulp (x = -44.593903, the formula's), both builds; central form AVX-512 1.142
+                        (x = -0.14149077), AVX2 1.420 (x = -0.35188538)
      tanh gradient      1.652 ulp (x = -10.178195), both builds
      sigmoid gradient   1.651 ulp (x = -53.15698), both builds
    NEON gives the AVX2 build's bits, the gradients' last bit aside where their result is below 2^-100
@@ -36,7 +37,14 @@ static ptrdiff_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, p
                                      int* tiny, int* carry) {  /* gx_f_gelu_mul_block's */
     GX_F_CENTRAL_MUL_BLOCK(GX_F_TANH, x, u, y, n, lost, tiny, carry)
 }
-static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { GX_F_FWD_LOOP(gs_f_xsig, 0) }
+static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) {    /* its central form: fg_f32_drive.h */
+    const float* dy = NULL;
+    GX_F_CENTRAL_BLOCK(GX_F_SIG, x, dy, y, n)
+}
+static ptrdiff_t gs_f_sig_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
+                                    int* tiny, int* carry) {
+    GX_F_CENTRAL_MUL_BLOCK(GX_F_SIG, x, u, y, n, lost, tiny, carry)
+}
 #define gs_f_grad_k(x, dy, form) gs_f_xsig_grad(x, dy, form == GX_F_FORM_TANH)
 static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
     GX_F_GRAD_LOOP(gs_f_grad_k, GX_F_FORM_TANH, GS_F_XFAR_TANH) }
@@ -45,6 +53,9 @@ static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdi
 #else
 static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
 static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
+static ptrdiff_t gs_f_sig_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
+                                    int* tiny, int* carry) {
+    (void)x; (void)u; (void)y; (void)n; (void)lost; (void)carry; *tiny = 0; return 0; }
 static ptrdiff_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
                                      int* tiny, int* carry) {
     (void)x; (void)u; (void)y; (void)n; (void)lost; (void)carry; *tiny = 0; return 0; }
