@@ -21,16 +21,37 @@ pytestmark = [
 ]
 
 
-def builds(mp, isa, variants):
-    """tools/gelu_f32_kernel.py's builds of the float32 kernels for isa, as bound_f32.py makes them: {tag: lib}
-    for (tag, extra compiler flags) in variants"""
-    import ctypes
+def kernel_module(mp, isa):
+    """tools/gelu_f32_kernel.py, loaded for isa (loading builds its kernels, once per source and flags)"""
     mp.setenv("GX_KERNEL_ISA", isa)
     mp.syspath_prepend(TOOLS)
     spec = importlib.util.spec_from_file_location("gelu_f32_kernel", os.path.join(TOOLS, "gelu_f32_kernel.py"))
     gk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gk)
+    return gk
+
+
+def builds(mp, isa, variants):
+    """tools/gelu_f32_kernel.py's builds of the float32 kernels for isa, as bound_f32.py makes them: {tag: lib}
+    for (tag, extra compiler flags) in variants"""
+    import ctypes
+    gk = kernel_module(mp, isa)
     return {k: ctypes.CDLL(gk.build(isa, ["-O3", "-fno-math-errno"] + extra)) for k, extra in variants}
+
+
+def test_an_edited_copy_of_the_headers_is_built_again(monkeypatch, tmp_path):
+    """--cflags "TAG=-iquote DIR" times a copy of the headers: editing it must not reuse the build of the copy
+    as it was (the library is named by the headers of DIR too, not by the flags alone)"""
+    gk = kernel_module(monkeypatch, "avx2")
+    h = tmp_path / "fg_gelu_f32_tables.h"
+    h.write_text("/* one */\n")
+    one = gk.lib_path("avx2", ["-iquote", str(tmp_path)])[0]
+    assert gk.lib_path("avx2", ["-iquote", str(tmp_path)])[0] == one
+    h.write_text("/* two */\n")
+    two = gk.lib_path("avx2", ["-iquote", str(tmp_path)])[0]
+    h.write_text("/* one */\n")
+    assert gk.lib_path("avx2", [f"-I{tmp_path}"])[0] not in (one, two)
+    assert two != one
 
 
 @pytest.fixture(scope="module")

@@ -41,12 +41,25 @@ def kernel_source():
     return code
 
 
+def lib_path(isa, extra=()):
+    """Where build(isa, extra) keeps its library: named by the source, the headers and the flags; (path, code)"""
+    code = kernel_source()
+    # headers in directories the flags add (-iquote DIR, -I DIR: tools/bound_f32.py --cflags) count too, so
+    # that an edited copy of the headers rebuilds under the same flags
+    dirs = [extra[k + 1] for k in range(len(extra) - 1) if extra[k] in ("-iquote", "-I")]
+    dirs += [f[len(p):] for f in extra for p in ("-iquote", "-I") if f.startswith(p) and len(f) > len(p)]
+    for d in dirs:
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if name.endswith(".h"):
+                code += f"/* {d}/{name}: {hashlib.sha1(open(os.path.join(d, name), 'rb').read()).hexdigest()} */\n"
+    tag = hashlib.sha1((isa + " ".join(extra) + code).encode()).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(), f"fastgelu_f32_kernel_{isa}_{tag}.so"), code
+
+
 def build(isa, extra=()):
     """The kernels' shared library for isa, compiled once per source and flags; extra: more compiler flags
     (tools/bound_f32.py: the package's optimization level, -DGX_F_BOUND for tools/bound_f32_hook.h)"""
-    code = kernel_source()
-    tag = hashlib.sha1((isa + " ".join(extra) + code).encode()).hexdigest()[:12]
-    lib = os.path.join(tempfile.gettempdir(), f"fastgelu_f32_kernel_{isa}_{tag}.so")
+    lib, code = lib_path(isa, list(extra))
     if not os.path.exists(lib):
         with tempfile.TemporaryDirectory() as tmp:
             c = os.path.join(tmp, "k.c")
