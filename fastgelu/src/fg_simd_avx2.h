@@ -74,7 +74,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_selb(gx_fm m, gx_fv t, g
    pipe twice as long on Zen 3 as the load and the register form, and the central loops are bound by that
    pipe (docs/performance.md, design history).  The load is the asm's own, volatile, so that it stays in the
    loop: a load the compiler may hoist left it free to keep some rows in registers, which it then spilled
-   (one more table in the unit moved that choice for every kernel: +2-3% instructions) */
+   (docs/performance.md, design history) */
 static inline __attribute__((always_inline)) __m256 gx_f_tab8(const float* t, __m256i idx) {
     __m256 row;
     __asm__ volatile("vmovaps %1, %0" : "=x"(row) : "m"(*(const __m256*)t));
