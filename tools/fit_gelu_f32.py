@@ -223,14 +223,19 @@ def exact_lead(fun, L, tries=4000):
     return best
 
 
-def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None, H=None):
+def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None, H=None, re=None):
     """Interval i = round(g(a)), g(a) = a*(K2*a + K): alpha = 0 spaces the intervals evenly (K2 = 0), alpha > 0
     narrows them as a grows (the share alpha of g(R) from a^2), which evens out F's relative change per interval
     (d log F/da ~ -a) and so the Horner rounding share: the same error budget then reaches a larger R.
     RP (AVX2): the last slot holds x > 0 from the central intervals' end to RP (fit_positive), the others
     the n - 1 central intervals.  H (AVX2): L_i = i*H, so that the kernel forms u = a - i*H by one FMA
     from the index instead of a permute of L (exact: i*H has few bits, Sterbenz); C0 is then F(L) rounded,
-    the fit taking that rounding into account everywhere but at u = 0."""
+    the fit taking that rounding into account everywhere but at u = 0.
+    re (L from the table only): intervals i >= re take L at their right end, where F (|G|) is least, so that
+    u <= 0 and where F decays, u^k C_k share F's sign: Horner adds terms of one sign and its roundings stay
+    relative to F, however steeply F falls across the interval (at the centre, u > 0 cancels against C0).
+    Interval 1 keeps its centre (Sterbenz needs L <= 2 a), interval 0 its L = 0."""
+    assert re is None or (not H and re >= 2)
     fun = FUNS[kind]
     nc = n - 1 if RP else n
     top = nc - 0.501 if full_last or alpha else nc - 1   # full_last: round(g(R)) = nc - 1, not a tie
@@ -243,13 +248,14 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
         return v / K if not K2 else (-K + np.sqrt(K * K + 4 * K2 * v)) / (2 * K2)
     rows, errs, worst = [], [], 0.0
     for i in range(nc):
+        lo = max(0.0, ginv(i - 0.5))
+        hi = (ginv(nc - 0.5) if RP else R) if i == nc - 1 else ginv(i + 0.5)
         if i == 0:
             L, c0 = 0.0, (0.5 if kind == "G" else 0.0)
         else:
-            L, c0, frac = (i * H, f32(fun(i * H)), 0.0) if H else exact_lead(fun, ginv(i))
+            at = hi if re is not None and i >= re else ginv(i)
+            L, c0, frac = (i * H, f32(fun(i * H)), 0.0) if H else exact_lead(fun, at)
             worst = max(worst, frac)
-        lo = max(0.0, ginv(i - 0.5))
-        hi = (ginv(nc - 0.5) if RP else R) if i == nc - 1 else ginv(i + 0.5)
         pad = (hi - lo) * 1e-3                    # round(g(a)) in float may move a boundary
         lo, hi = max(0.0, lo - pad), hi + pad
         th = np.linspace(0, np.pi, pts)

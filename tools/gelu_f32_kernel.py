@@ -73,7 +73,8 @@ def build(isa, extra=()):
     return lib
 
 
-_lib = ctypes.CDLL(build(os.environ.get("GX_KERNEL_ISA", "avx512")))
+# GX_KERNEL_CFLAGS: more compiler flags, e.g. "-iquote DIR" for an edited copy of the headers in DIR
+_lib = ctypes.CDLL(build(os.environ.get("GX_KERNEL_ISA", "avx512"), os.environ.get("GX_KERNEL_CFLAGS", "").split()))
 
 
 def _forward(fn):
