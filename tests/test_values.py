@@ -84,7 +84,7 @@ def test_gradient_broadcasts(uf, name, rng):
     np.testing.assert_allclose(call(uf, name, x, dy), call(uf, name, x) * dy, rtol=1e-15)
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_sigmoid"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_exact_chunk_dispatch_same_bits(uf, name, rng):
     """float32 exact kernels pick a path per 32 inputs: all |x| <= 3 (central loop), up to 8 beyond
     (central loop; those lanes are deferred and computed by the full path, 32 at a time or, at the end,
@@ -108,12 +108,13 @@ def test_exact_chunk_dispatch_same_bits(uf, name, rng):
 
 
 @pytest.mark.parametrize("frac", [0.0005, 0.03, 0.3, 1.0])
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
-    """The float32 central form (the exact kernels and the forwards of the tanh and sigmoid forms) computes
-    x >= -R (AVX-512 R ~ 5-7.5, sigmoid form 10.25) without exp and queues the other lanes (x < -R, -inf; for
-    the gradient also NaN x and results that are not finite) for the exp form (AVX2: R 3.3-4.0, sigmoid form
-    5.5; the forwards take x > R from a table slot of their own, the gradient queues |x| > R), a whole vector
+    """The float32 central form (the exact kernels, the forwards of the tanh and sigmoid forms, the sigmoid
+    form's gradient) computes x >= -R (AVX-512 R ~ 5-7.5, sigmoid form 10.25, its gradient 12) without exp and
+    queues the other lanes (x < -R, -inf; for the gradients also NaN x and results that are not finite) for
+    the exp form (AVX2: R 3.3-4.0, sigmoid form 5.5, its gradient 6; the forwards take x > R from a table
+    slot of their own, the gradients queue |x| > R), a whole vector
     at a time after each chunk of 64 vectors, their results
     scattered back (a partial vector's lanes wait for later chunks, or the call's end).  Every lane must
     get the bits it gets alone, at any density of such lanes, across chunk ends, in place on x or on dy
@@ -146,14 +147,14 @@ def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
 
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_both_ends_of_the_central_tables(uf, name):
-    """Every 97th float32 x in [3, 8] (the sigmoid form: [3, 12]) of either sign: AVX2's tables end at R
-    (3.3-4.0, sigmoid form 5.5), where the tail takes over, and the forwards' hold x > R in one slot up to a
-    clamp (5.25-10.25) beyond which x - F rounds to x; AVX-512's sigmoid table ends at 10.25 on both sides;
-    within 2 ULP there, and each lane the bits it gets alone."""
+    """Every 97th float32 x in [3, 8] (the sigmoid form: [3, 13]) of either sign: AVX2's tables end at R
+    (3.3-4.0, sigmoid form 5.5, its gradient 6.0), where the tail takes over, and the forwards' hold x > R in
+    one slot up to a clamp (5.25-10.25) beyond which x - F rounds to x; AVX-512's sigmoid tables end at 10.25
+    and 12.0 on both sides; within 2 ULP there, and each lane the bits it gets alone."""
     lo = np.float32(3.0).view(np.int32)
-    hi = np.float32(12.0 if name == "gelu_sigmoid" else 8.0).view(np.int32)
+    hi = np.float32(13.0 if name.startswith("gelu_sigmoid") else 8.0).view(np.int32)
     x = np.arange(lo, hi, 97, dtype=np.int32).view(np.float32)
     x = np.concatenate([x, -x])
     dy = np.ones_like(x)
@@ -166,7 +167,7 @@ def test_both_ends_of_the_central_tables(uf, name):
     assert np.array_equal(y[some], alone)
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_rare_tail_lanes_after_quiet_chunks(uf, name, rng):
     """After chunks that queued nothing, the next one only sums its vectors up (one operation a vector) and
     searches them when the sum shows a tail lane; forwards find tiny lanes (|x| <= 2^-30, redone exactly) by
@@ -175,7 +176,7 @@ def test_rare_tail_lanes_after_quiet_chunks(uf, name, rng):
     n = 40_000
     x = (rng.standard_normal(n) * 0.5).astype(np.float32)   # no lane beyond R on any build
     at = [0, 511, 512, 1023, 1024, 5000, 9727, 20480, 30001, n - 1, 15000, 15001, 25000, 35000, 36863]
-    x[at] = np.array([-7.0, 9.0, -4.0, np.nan, -np.inf, -3.7, 3.7, -12.5, -7.9, -8.0,
+    x[at] = np.array([-7.0, 9.0, -4.0, np.nan, -np.inf, -3.7, 3.7, -12.5, -7.9, -12.1,
                       1e-40, -1e-40, 2.0**-30, -1e-20, -2.0**-126], np.float32)   # and lone tiny lanes
     dy = rng.standard_normal(n).astype(np.float32)
     dy[[100, 2048, 9000]] = [np.inf, -np.inf, 3.4e38]   # results that are not finite in quiet chunks

@@ -153,9 +153,9 @@ def table_lines(isa, n, deg, fold):
 # even degree 6; degree 6 to R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward; for the
 # gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
-                      "T": dict(R=5.25, deg=5, alpha=0.6), "S": dict(R=10.25, deg=6)},
+                      "T": dict(R=5.25, deg=5, alpha=0.6), "S": dict(R=10.25, deg=6), "GS": dict(R=12.0, deg=6)},
            "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125),
-                    "S": dict(R=5.5, deg=8, RP=10.25, H=0.875)}}
+                    "S": dict(R=5.5, deg=8, RP=10.25, H=0.875), "GS": dict(R=6.0, deg=8, H=0.8125)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
@@ -178,6 +178,9 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # the count of them.  AVX-512: degree 6, R = 10.25 (7.9e-9; degree 5: 7.1e-8), where the clamp is exact for
 # x > 0 (sigma(-1.702 R) < 2^-25).  AVX2: degree 8 (R = 5.5, 3.2e-8), because degree 7 needed intervals of 0.65
 # (R = 4.2, 5.3e-8) and then its positive slot to 10.25 missed by 3 ulp; degree 8 to R = 6 reached 6.0e-8.
+# Its gradient's G = sigma(-ka) - ka sigma(ka) sigma(-ka) likewise ("GS"): AVX-512 degree 6 to R = 12.0 (2.2e-8;
+# degree 7 2.5e-9), where 1 - G rounds to 1 for x > 0; AVX2 8 intervals of degree 8 to R = 6.0 (2.8e-8), no
+# slot: one to 12.0 after 7 intervals to 5.5 missed by 1.6 ulp; degree 7 to R = 5.0 reached 5.5e-8.
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
@@ -202,7 +205,23 @@ def F_sig(a):
     return a / (1 + mp.exp(mp.mpf("1.702") * a))
 
 
-FUNS = {"F": F_central, "G": G_central, "T": F_tanh, "S": F_sig}
+def G_sig(a):
+    """the sigmoid form's gradient at -a, GELU_s'(-a) = sigma(-ka) - ka sigma(ka) sigma(-ka), k = 1.702:
+    GELU_s'(x) + GELU_s'(-x) = 1 as for the exact form, so the kernels form dy - G dy or G dy from it"""
+    ka = mp.mpf("1.702") * mp.mpf(a)
+    s = 1 / (1 + mp.exp(ka))
+    return s - ka * (1 - s) * s
+
+
+def G_sig_scale(a):
+    """the ulp scale of the sigmoid gradient at -a: the larger of its two terms"""
+    ka = mp.mpf("1.702") * mp.mpf(a)
+    s = 1 / (1 + mp.exp(ka))
+    return max(s, ka * (1 - s) * s)
+
+
+FUNS = {"F": F_central, "G": G_central, "T": F_tanh, "S": F_sig, "GS": G_sig}
+GRADS = ("G", "GS")
 
 
 def exact_lead(fun, L, tries=4000):
@@ -251,7 +270,7 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
         lo = max(0.0, ginv(i - 0.5))
         hi = (ginv(nc - 0.5) if RP else R) if i == nc - 1 else ginv(i + 0.5)
         if i == 0:
-            L, c0 = 0.0, (0.5 if kind == "G" else 0.0)
+            L, c0 = 0.0, (0.5 if kind in GRADS else 0.0)
         else:
             at = hi if re is not None and i >= re else ginv(i)
             L, c0, frac = (i * H, f32(fun(i * H)), 0.0) if H else exact_lead(fun, at)
@@ -263,10 +282,12 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
         As = [a for a in As if a > 0]
         us = [a - mp.mpf(L) for a in As]
         vals = [fun(a) for a in As]
-        if kind != "G":
-            wt = [1 / v for v in vals]
-        else:
+        if kind == "G":
             wt = [1 / max(mp.ncdf(-a), a * mp.npdf(a)) for a in As]
+        elif kind == "GS":
+            wt = [1 / G_sig_scale(a) for a in As]
+        else:
+            wt = [1 / v for v in vals]
         c, err = fit_rounded(us, [v - c0 for v in vals], wt, list(range(1, deg + 1)), deg)
         c[0] = c0
         rows.append([L] + c)
@@ -290,7 +311,7 @@ def fit_positive(kind, lo, hi, deg, pts=200, L=None):
     L, c0, _ = (L, f32(fun(L)), 0.0) if L else exact_lead(fun, (lo + hi) / 2)
     th = np.linspace(0, np.pi, pts)
     As = [mp.mpf(lo) + (mp.mpf(hi) - lo) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
-    wt = [mp.mpf(2) ** 24 if kind == "G" else 1 / mp.mpf(float(np.spacing(np.float32(float(a))))) for a in As]
+    wt = [mp.mpf(2) ** 24 if kind in GRADS else 1 / mp.mpf(float(np.spacing(np.float32(float(a))))) for a in As]
     c, err = fit_rounded([a - mp.mpf(L) for a in As], [fun(a) - c0 for a in As], wt, list(range(1, deg + 1)), deg)
     c[0] = c0
     print(f"# positive {kind}: [{lo:.4f}, {hi:.4f}], degree {deg}, max error {err:.3f} ulp", file=sys.stderr)
@@ -302,13 +323,14 @@ def central_lines(isa):
     n = CENTRAL_N[isa]
     for kind, what in (("F", "a*Phi(-a) (forward)"), ("G", "Phi(-a) - a*phi(a) (gradient)"),
                        ("T", "a*sigma(-w(a)) (tanh form's forward)"),
-                       ("S", "a*sigma(-1.702a) (sigmoid form's forward)")):
+                       ("S", "a*sigma(-1.702a) (sigmoid form's forward)"),
+                       ("GS", "sigma(-ka) - ka*sigma(ka)*sigma(-ka), k = 1.702 (sigmoid form's gradient)")):
         cfg = CENTRAL[isa].get(kind)
         if cfg is None:
             continue
         K, K2, rows, err, perr = fit_central(kind, n=n, full_last=n < 32, **cfg)
         deg = cfg["deg"]
-        p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC", "S": "GX_F_SG"}[kind]
+        p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC", "S": "GX_F_SG", "GS": "GX_F_SGG"}[kind]
         lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with "
                   f"C0 exact; degree {deg}, max weighted error {err:.2e}"
                   + (f"; the last slot x in (R, RP], {perr:.3f} ulp" if perr is not None else "")

@@ -1,7 +1,7 @@
-/* The driver of the central form (fg_gelu_f32_central.h) over an array, for the exact forward and gradient
-   and the tanh and sigmoid forms' forwards: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
-   the AVX2 and NEON gradient's x > R too -- but for x > GONE in chunks after a dense one, which take dy
-   there (gx_f_gelu_grad_c: the same bits) --, the AVX-512 gradient's NaN x; gradient results that are not
+/* The driver of the central form (fg_gelu_f32_central.h) over an array, for the exact forward and gradient,
+   the tanh and sigmoid forms' forwards and the sigmoid form's gradient: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
+   the AVX2 and NEON gradients' x > R too -- but for the exact one's x > GONE in chunks after a dense one, which take dy
+   there (gx_f_grad_c: the same bits) --, the AVX-512 gradients' NaN x; gradient results that are not
    finite) redone through the tails.
    Per chunk of GX_F_LIST vectors, central results stored as they go:
    - the tail lanes (gx_f_tail_mask) are compressed into a queue (gx_f_tailq) that the tail (gx_f_tail:
@@ -40,7 +40,7 @@
                                        each vector's tail lanes as it goes (gx_f_list: PUSHED) */
 #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
 #define GX_F_FAR 4                  /* a gradient chunk with at least 1/4 of its lanes queued has the next one
-                                       give x > GONE dy in the central form (gx_f_gelu_grad_c), not queue them:
+                                       give x > GONE dy in the central form (gx_f_grad_c), not queue them:
                                        the select costs every vector, and pays where such lanes are many (x ~
                                        U(-8, 8), not randn sigma = 3: docs/performance.md) */
 /* a chunk's tail lanes and fewer than a vector's carried from the chunks before, x (gradient: and dy) and
@@ -63,24 +63,29 @@ static inline __attribute__((always_inline)) int gx_f_tailq_pushv(gx_f_tailq* q,
     return n + __builtin_popcount(m);
 }
 
-/* kinds of the central loop: exact forward, exact gradient, the tanh and sigmoid forms' forwards */
-enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3 };
+/* kinds of the central loop: exact forward, exact gradient, the tanh and sigmoid forms' forwards, the
+   sigmoid form's gradient */
+enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3, GX_F_SIG_GRAD = 4 };
+#define GX_F_IS_GRAD(kind) ((kind) == GX_F_EXACT_GRAD || (kind) == GX_F_SIG_GRAD)
 /* a forward kind's table (gx_f_fwd_F's form) */
 #define GX_F_KFORM(kind) ((kind) == GX_F_TANH ? 1 : (kind) == GX_F_SIG ? 2 : 0)
 
-/* the exp form for the tail lanes m of a vector: the forward, or the gradient with its double fix-ups */
+/* the exp form for the tail lanes m of a vector: the forward, or the gradient (exact: gx_f_gelu_grad;
+   sigmoid form: gs_f_xsig_grad) with its double fix-ups */
 static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, gx_fm m, const int kind) {
-    if (kind != GX_F_EXACT_GRAD)
+    if (!GX_F_IS_GRAD(kind))
         return kind == GX_F_TANH ? gs_f_tanh_tail(x) : kind == GX_F_SIG ? gs_f_xsig(x, 0) : gx_f_gelu_tail(x);
-    gx_fv r = gx_f_gelu_grad(x, dy);
-    unsigned int s = gx_f_suspect(x, r, GX_F_AMAX) & m;
+    const int sig = kind == GX_F_SIG_GRAD;
+    const float lim = sig ? GS_F_XFAR_SIG : GX_F_AMAX;
+    gx_fv r = sig ? gs_f_xsig_grad(x, dy, 0) : gx_f_gelu_grad(x, dy);
+    unsigned int s = gx_f_suspect(x, r, lim) & m;
     if (s) {
         float sxl[GX_F_W] __attribute__((aligned(64))), sdl[GX_F_W] __attribute__((aligned(64)));
         float rr[GX_F_W] __attribute__((aligned(64)));
         GX_F_STORE(sxl, x);
         GX_F_STORE(sdl, dy);
         GX_F_STORE(rr, r);
-        gx_f_grad_fix(sxl, sdl, rr, s, GX_F_AMAX, GX_F_FORM_EXACT);
+        gx_f_grad_fix(sxl, sdl, rr, s, lim, sig ? GX_F_FORM_SIGMOID : GX_F_FORM_EXACT);
         r = GX_F_LOADU(rr);
     }
     return r;
@@ -98,7 +103,7 @@ static inline __attribute__((always_inline)) gx_fm gx_f_lost_mask(gx_fv x, gx_fv
 static inline __attribute__((always_inline)) int gx_f_tailq_run(const gx_f_tailq* q, int j, int k, float* y,
                                                                 const int kind, const float* u, const int mul,
                                                                 ptrdiff_t* lost) {
-    const int grad = kind == GX_F_EXACT_GRAD;
+    const int grad = GX_F_IS_GRAD(kind);
     gx_fm m = (gx_fm)((1u << k) - 1u);
 #if GX_F_HAS_SCATTER
     if (!mul) {
@@ -156,7 +161,7 @@ static inline __attribute__((always_inline)) int gx_f_tailq_flush(const gx_f_tai
    slot, where it is NaN: NLE) */
 static inline __attribute__((always_inline)) int gx_f_onesided(const int kind) {
     const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS
-                  : kind == GX_F_SIG ? GX_F_SGPOS : GX_F_CPOS;
+                  : kind == GX_F_SIG ? GX_F_SGPOS : kind == GX_F_SIG_GRAD ? GX_F_SGGPOS : GX_F_CPOS;
     return GX_F_TAB32 || pos;
 }
 static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
@@ -164,17 +169,17 @@ static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const
     const float R = GX_F_REACH;
 #else
     const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR
-                  : kind == GX_F_SIG ? GX_F_SGR : GX_F_CR;
+                  : kind == GX_F_SIG ? GX_F_SGR : kind == GX_F_SIG_GRAD ? GX_F_SGGR : GX_F_CR;
 #endif
     if (gx_f_onesided(kind))    /* x > R takes the clamp or the positive slot (else the NaN x: gx_f_grad_bad) */
-        return kind == GX_F_EXACT_GRAD && GX_F_ABSMIN_NAN_IS_C ? GX_F_BITS(GX_F_NGE(x, GX_F_SET1(-R)))
+        return GX_F_IS_GRAD(kind) && GX_F_ABSMIN_NAN_IS_C ? GX_F_BITS(GX_F_NGE(x, GX_F_SET1(-R)))
                                                                 : GX_F_BITS(GX_F_LT(x, GX_F_SET1(-R)));
-    if (kind == GX_F_EXACT_GRAD)
+    if (GX_F_IS_GRAD(kind))
         return GX_F_BITS(GX_F_NLE(GX_F_ABS(x), GX_F_SET1(R)));
     return GX_F_BITS(GX_F_GT(GX_F_ABS(x), GX_F_SET1(R)));
 }
 
-/* the tail lanes of a vector whose central results took far lanes (gx_f_gelu_grad_c): the gradient's x >
+/* the tail lanes of a vector whose central results took far lanes (gx_f_grad_c): the exact gradient's x >
    GONE are not among them */
 static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask_far(gx_fv x, const int kind, const int far) {
     gx_fm m = gx_f_tail_mask(x, kind);
@@ -189,10 +194,10 @@ static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask_far(gx_fv x, c
    the largest |x| (the gradient's as an integer: NaN above inf) */
 static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv x, const int kind) {
     if (gx_f_onesided(kind))
-        return kind == GX_F_EXACT_GRAD && GX_F_ABSMIN_NAN_IS_C ? GX_F_SELECT(gx_f_tail_mask(x, kind), x, acc)
+        return GX_F_IS_GRAD(kind) && GX_F_ABSMIN_NAN_IS_C ? GX_F_SELECT(gx_f_tail_mask(x, kind), x, acc)
                                                                 : GX_F_MIN(x, acc);
     gx_fv ax = GX_F_ABS(x);
-    return kind == GX_F_EXACT_GRAD ? GX_F_CASTF(GX_F_MAXI(GX_F_CASTI(acc), GX_F_CASTI(ax))) : GX_F_MAX(ax, acc);
+    return GX_F_IS_GRAD(kind) ? GX_F_CASTF(GX_F_MAXI(GX_F_CASTI(acc), GX_F_CASTI(ax))) : GX_F_MAX(ax, acc);
 }
 
 /* the central form of one vector (dy: gradient only), *m its tail lanes (gx_f_tail_mask_far); the
@@ -200,7 +205,8 @@ static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv
 static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m, const int kind,
                                                                   const int chk, int* seen, const int far) {
     *m = gx_f_tail_mask_far(x, kind, far);
-    return kind == GX_F_EXACT_GRAD ? gx_f_gelu_grad_c(x, dy, far) : gx_f_fwd_c(x, GX_F_KFORM(kind), chk, seen);
+    return GX_F_IS_GRAD(kind) ? gx_f_grad_c(x, dy, far, kind == GX_F_SIG_GRAD)
+                              : gx_f_fwd_c(x, GX_F_KFORM(kind), chk, seen);
 }
 
 static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
@@ -209,11 +215,13 @@ static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
 
 /* the gradient's central results y that are not finite (a huge or infinite dy; with an 8-entry table's
    positive slot: also x NaN) outside the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
-static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y) {
-    gx_fm mf = GX_F_TAB32 ? (gx_fm)gx_f_suspect(x, y, GX_F_GR)
-             : GX_F_GPOS ? GX_F_BITS(GX_F_NEQ(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f)))
-                         : GX_F_BITS(GX_F_NLE(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)), GX_F_SET1(GX_F_GR)));
-    return mf & (gx_fm)~gx_f_tail_mask(x, GX_F_EXACT_GRAD);
+static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y, const int kind) {
+    const float R = kind == GX_F_SIG_GRAD ? GX_F_SGGR : GX_F_GR;
+    const int pos = kind == GX_F_SIG_GRAD ? GX_F_SGGPOS : GX_F_GPOS;
+    gx_fm mf = GX_F_TAB32 ? (gx_fm)gx_f_suspect(x, y, R)
+             : pos ? GX_F_BITS(GX_F_NEQ(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f)))
+                   : GX_F_BITS(GX_F_NLE(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)), GX_F_SET1(R)));
+    return mf & (gx_fm)~gx_f_tail_mask(x, kind);
 }
 
 /* How a chunk of GX_F_LIST vectors (central results stored as they go) finds its tail lanes, chosen by
@@ -260,7 +268,7 @@ static inline __attribute__((always_inline)) void gx_f_central_step(const float*
                                                                     gx_f_chunk_st* st, const int kind,
                                                                     const int mode, const int chk,
                                                                     const int far, int* tiny, const int mul) {
-    const int grad = kind == GX_F_EXACT_GRAD;
+    const int grad = GX_F_IS_GRAD(kind);
     gx_fm m;
     gx_fv xv = GX_F_LOADU(x + o), dv = grad ? GX_F_LOADU(dy + o) : xv;
     gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny, far);
@@ -299,7 +307,7 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
                                                                    const int mode, const int per_vector,
                                                                    const int far, int nq, int* tiny,
                                                                    const float* u, const int mul) {
-    const int grad = kind == GX_F_EXACT_GRAD;
+    const int grad = GX_F_IS_GRAD(kind);
     /* Forwards test for tiny lanes per chunk (the least a, one operation a vector, where the test per
        vector takes two and a branch) and redo them from the copies; PUSHED chunks keep none, and the
        chunks after one with tiny lanes test per vector, so that a vector of them alone skips the tables
@@ -356,7 +364,7 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
     if (grad && __builtin_expect(gx_f_anynan(st.accy), 0)) {
         for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
             gx_fv xv = GX_F_LOADU(L->x + k), yv = GX_F_LOADU(yc + k);
-            gx_fm bad = gx_f_grad_bad(xv, yv);
+            gx_fm bad = gx_f_grad_bad(xv, yv, kind);
             if (bad)
                 GX_F_STOREU(yc + k, GX_F_SELECT(bad, gx_f_tail(xv, GX_F_LOADU(L->d + k), bad, kind), yv));
         }
@@ -421,7 +429,7 @@ static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const fl
                                                                         const float* u, const int mul,
                                                                         ptrdiff_t* lost, int* anytiny,
                                                                         int* carry) {
-    const int grad = kind == GX_F_EXACT_GRAD;
+    const int grad = GX_F_IS_GRAD(kind);
     if (GX_F_SEG_HOOK(x, dy, y, n, kind))
         return 0;
     gx_f_list L;
@@ -472,7 +480,7 @@ static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const fl
         tiny = 0;
         gx_fv yv = gx_f_central_v(xv, dv, &m, kind, 1, &tiny, 0);
         if (grad)
-            m |= gx_f_grad_bad(xv, yv);
+            m |= gx_f_grad_bad(xv, yv, kind);
         if (m)
             yv = GX_F_SELECT(m, gx_f_tail(xv, dv, m, kind), yv);
         if (mul) {      /* the tail lanes only, as in the chunks (lanes past n read as x = 0, not tail lanes) */

@@ -1,6 +1,6 @@
 /* The plain loops of the float32 kernels: one kernel call a vector over an array, software prefetch, and
-   for the gradients the double fix-up of fg_f32_gradfix.h after each chunk.  The tanh and sigmoid gradients
-   run these (fg_xsig_f32.h); the forwards and the exact gradient run fg_f32_drive.h. */
+   for the gradients the double fix-up of fg_f32_gradfix.h after each chunk.  The tanh gradient runs these
+   (fg_xsig_f32.h); the forwards and the exact and sigmoid gradients run fg_f32_drive.h. */
 #ifndef FG_F32_LOOPS_H
 #define FG_F32_LOOPS_H
 #include "fg_f32_gradfix.h"

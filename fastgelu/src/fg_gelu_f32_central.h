@@ -1,7 +1,8 @@
-/* The central form of the float32 kernels: the exact forward and gradient and the tanh and sigmoid forms'
-   forwards from tables, no exp.  With a = min(|x|, R):
+/* The central form of the float32 kernels: the exact forward and gradient, the tanh and sigmoid forms'
+   forwards and the sigmoid form's gradient from tables, no exp.  With a = min(|x|, R):
      forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (the tanh form: F = a*sigma(-w(a)); sigmoid: a*sigma(-1.702a))
-     gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)
+     gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (sigmoid form: G = sigma(-ka) -
+               ka*sigma(ka)*sigma(-ka), k = 1.702; GELU'(x) + GELU'(-x) = 1 for both)
    F and G are polynomials C0 + u*(C1 + ...) on intervals of a, u = a - L_i, their coefficients picked per
    lane by a register permute (GX_F_TAB): 32 intervals on AVX-512 (vpermt2ps), 8 on AVX2 and NEON (vpermps,
    vqtbl2q).
@@ -22,7 +23,10 @@
    - The sigmoid form's F falls only like e^(-1.702a), but sigma's poles at a = +-i pi/1.702 bound every
      interval's width alike: even intervals.  AVX-512: degree 6 to R = 10.25, where the clamp is exact for
      x > 0 (its tail only x < -10.25); AVX2 and NEON: 7 intervals to R = 5.5, degree 8, and the slot to RP =
-     10.25 (degree 7 would need intervals of 0.65, and its slot then missed by 3 ulp).
+     10.25 (degree 7 would need intervals of 0.65, and its slot then missed by 3 ulp).  Its gradient's G,
+     ~ka e^(-ka), likewise: AVX-512 degree 6 to R = 12.0, beyond which 1 - G rounds to 1 (its tail only x <
+     -12); AVX2 and NEON 8 intervals of degree 8 to R = 6.0 (L_i = i*H), |x| > R queued (a slot to 12.0
+     missed by 1.6 ulp at degree 8).
    Each L_i is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are
    Horner's; where L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.
    R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F
@@ -44,14 +48,16 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const f
     gx_fv k = K2 != 0.0f ? GX_F_FMA(a, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
     /* a table with a positive slot: a beyond the central intervals (only x > 0 reaches them: a is
        clamped at RP there, at R for x < 0) takes the last slot */
-    const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : tab == GX_F_TC ? GX_F_TCPOS : GX_F_SGPOS;
+    const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : tab == GX_F_TC ? GX_F_TCPOS
+                  : tab == GX_F_SG ? GX_F_SGPOS : GX_F_SGGPOS;
     gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
     if (pos)
         t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
     gx_iv idx = GX_F_CASTI(t);
     /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
        where a permute of L took a slot of the permutes' pipe */
-    const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : tab == GX_F_SG ? GX_F_SGH : GX_F_GH;
+    const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : tab == GX_F_SG ? GX_F_SGH
+                  : tab == GX_F_SGG ? GX_F_SGGH : GX_F_GH;
     /* else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
     gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)
                         : GX_F_SUB(a, GX_F_TAB(tab[0]));
@@ -116,11 +122,13 @@ static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int
 #define GX_F_GONE 6.25f
 #define GX_F_HAS_GONE (!GX_F_TAB32 && !GX_F_GPOS)
 
-/* dy GELU'(x) for x >= -GR (x NaN: a suspect lane); far (GX_F_HAS_GONE): x > GONE too */
-static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad_c(gx_fv x, gx_fv dy, const int far) {
-    gx_fv G = gx_f_central(GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
+/* dy GELU'(x) for x >= -GR (x NaN: a suspect lane); far (GX_F_HAS_GONE): x > GONE too.  sig: the sigmoid
+   form's, GELU_s'(x) + GELU_s'(-x) = 1 as well, G = GELU_s'(-a) from its own table (no GONE) */
+static inline __attribute__((always_inline)) gx_fv gx_f_grad_c(gx_fv x, gx_fv dy, const int far, const int sig) {
+    gx_fv G = sig ? gx_f_central(GX_F_ABSMIN(x, GX_F_SGGRP), GX_F_SGG, GX_F_SGGK, GX_F_SGGK2, GX_F_SGGDEG)
+                  : gx_f_central(GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
     gx_fv y = GX_F_SEL_NEG(x, GX_F_MUL(G, dy), GX_F_FNMA(G, dy, dy));   /* -0.0 the same either way */
-    if (GX_F_HAS_GONE && far)           /* dy itself (G = 0 would turn dy = -0 into +0, inf into NaN) */
+    if (GX_F_HAS_GONE && far && !sig)   /* dy itself (G = 0 would turn dy = -0 into +0, inf into NaN) */
         y = GX_F_SEL(GX_F_GT(x, GX_F_SET1(GX_F_GONE)), dy, y);
     return y;
 }
