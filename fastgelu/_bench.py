@@ -179,6 +179,25 @@ def median_time(fn, min_round=0.02, rounds=7):
     return float(np.median(times))
 
 
+def shuffled_percentiles(calls, rounds, n, pct=5.0):
+    """{key: the pct-th percentile of ns an element} of the zero-argument calls, each called three times a
+    round in an order shuffled every round, so that a slow spell of a shared machine falls on all of them
+    (tools/bound_f32.py, tools/p5_table.py)."""
+    import random
+    samples = {k: [] for k in calls}
+    keys = list(calls)
+    for k in keys:
+        calls[k]()
+    for _ in range(rounds):
+        random.shuffle(keys)
+        for k in keys:
+            for _ in range(3):
+                t0 = time.perf_counter_ns()
+                calls[k]()
+                samples[k].append((time.perf_counter_ns() - t0) / n)
+    return {k: float(np.percentile(v, pct)) for k, v in samples.items()}
+
+
 def in_place_time(func, x0, rounds=7):
     """Median seconds of func(x, out=x) on fresh data x0 at every call: (restore x, call) minus the restore
     alone. Calling func in place on one buffer over and over would time other data: GELU sinks it to zeros

@@ -22,9 +22,7 @@ where the medians of batched calls differed by up to 7%).  Ratios above 1: the c
 """
 import argparse
 import os
-import random
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = (("gelu", "exact forward", "torch"), ("gelu_grad", "exact gradient", "torch"),
@@ -92,18 +90,7 @@ def main():
                 calls[fname, sname, "competitor"] = c
             rows.append((fname, sname, label + (f" vs {name}" if c is not None else "")))
     # every contender of every row in each round, in a new order each time: the rows share the machine's spells
-    samples = {k: [] for k in calls}
-    keys = list(calls)
-    for k in keys:
-        calls[k]()
-    for _ in range(a.rounds):
-        random.shuffle(keys)
-        for k in keys:
-            for _ in range(3):
-                t0 = time.perf_counter_ns()
-                calls[k]()
-                samples[k].append((time.perf_counter_ns() - t0) / n)
-    p = {k: float(np.percentile(v, a.pct)) for k, v in samples.items()}
+    p = _bench.shuffled_percentiles(calls, a.rounds, n, a.pct)
     print("| function | spread | kernel ns/elem | bound ns/elem | competitor ns/elem | kernel ratio | bound ratio "
           "| the tail handling adds |")
     print("|---|---|---|---|---|---|---|---|")

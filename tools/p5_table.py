@@ -20,10 +20,8 @@ Ratios above 1 mean fastgelu is faster.  gelu_mul is compared with PyTorch eager
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPREADS = ("σ=1", "σ=3", "U(-8,8)")
@@ -68,18 +66,8 @@ def child(threads, rounds, n, which):
             o = _bench.ort_fastgelu(x)
             if o is not None:
                 calls["gelu_tanh", s, "ort"] = o
-    samples = {k: [] for k in calls}
-    keys = list(calls)
-    for k in keys:
-        calls[k]()
-    for _ in range(rounds):
-        random.shuffle(keys)
-        for k in keys:
-            for _ in range(3):
-                t0 = time.perf_counter_ns()
-                calls[k]()
-                samples[k].append((time.perf_counter_ns() - t0) / n)
-    print(json.dumps({"|".join(k): float(np.percentile(v, 5)) for k, v in samples.items()}))
+    p = _bench.shuffled_percentiles(calls, rounds, n)
+    print(json.dumps({"|".join(k): v for k, v in p.items()}))
 
 
 def run(isa, threads, rounds, n):
