@@ -84,7 +84,7 @@ def test_gradient_broadcasts(uf, name, rng):
     np.testing.assert_allclose(call(uf, name, x, dy), call(uf, name, x) * dy, rtol=1e-15)
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_sigmoid", "gelu_sigmoid_grad"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh_grad", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_exact_chunk_dispatch_same_bits(uf, name, rng):
     """float32 exact kernels pick a path per 32 inputs: all |x| <= 3 (central loop), up to 8 beyond
     (central loop; those lanes are deferred and computed by the full path, 32 at a time or, at the end,
@@ -108,13 +108,12 @@ def test_exact_chunk_dispatch_same_bits(uf, name, rng):
 
 
 @pytest.mark.parametrize("frac", [0.0005, 0.03, 0.3, 1.0])
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid", "gelu_sigmoid_grad"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_tanh_grad", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
-    """The float32 central form (the exact kernels, the forwards of the tanh and sigmoid forms, the sigmoid
-    form's gradient) computes x >= -R (AVX-512 R ~ 5-7.5, sigmoid form 10.25, its gradient 12) without exp and
-    queues the other lanes (x < -R, -inf; for the gradients also NaN x and results that are not finite) for
-    the exp form (AVX2: R 3.3-4.0, sigmoid form 5.5, its gradient 6; the forwards take x > R from a table
-    slot of their own, the gradients queue |x| > R), a whole vector
+    """The float32 central form (all six functions) computes x >= -R (AVX-512 R ~ 5-7.5, sigmoid form 10.25,
+    its gradient 12) without exp and queues the other lanes (x < -R, -inf; for the gradients also NaN x and
+    results that are not finite) for the exp form (AVX2: R 3.3-4.0, sigmoid form 5.5, its gradient 6; the
+    forwards take x > R from a table slot of their own, the gradients queue |x| > R), a whole vector
     at a time after each chunk of 64 vectors, their results
     scattered back (a partial vector's lanes wait for later chunks, or the call's end).  Every lane must
     get the bits it gets alone, at any density of such lanes, across chunk ends, in place on x or on dy
@@ -147,7 +146,7 @@ def test_tail_lanes_same_bits_wherever_they_fall(uf, name, frac, rng):
 
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid", "gelu_sigmoid_grad"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_tanh_grad", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_both_ends_of_the_central_tables(uf, name):
     """Every 97th float32 x in [3, 8] (the sigmoid form: [3, 13]) of either sign: AVX2's tables end at R
     (3.3-4.0, sigmoid form 5.5, its gradient 6.0), where the tail takes over, and the forwards' hold x > R in
@@ -167,7 +166,7 @@ def test_both_ends_of_the_central_tables(uf, name):
     assert np.array_equal(y[some], alone)
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_sigmoid", "gelu_sigmoid_grad"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_tanh", "gelu_tanh_grad", "gelu_sigmoid", "gelu_sigmoid_grad"])
 def test_rare_tail_lanes_after_quiet_chunks(uf, name, rng):
     """After chunks that queued nothing, the next one only sums its vectors up (one operation a vector) and
     searches them when the sum shows a tail lane; forwards find tiny lanes (|x| <= 2^-30, redone exactly) by

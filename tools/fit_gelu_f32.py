@@ -153,9 +153,11 @@ def table_lines(isa, n, deg, fold):
 # even degree 6; degree 6 to R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward; for the
 # gradient -3 to -7% / +3-4% / +17%, four runs).
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
-                      "T": dict(R=5.25, deg=5, alpha=0.6), "S": dict(R=10.25, deg=6), "GS": dict(R=12.0, deg=6)},
+                      "T": dict(R=5.25, deg=5, alpha=0.6), "S": dict(R=10.25, deg=6), "GS": dict(R=12.0, deg=6),
+                      "GT": dict(R=5.75, deg=6, alpha=0.6)},
            "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125),
-                    "S": dict(R=5.5, deg=8, RP=10.25, H=0.875), "GS": dict(R=6.0, deg=8, H=0.8125)}}
+                    "S": dict(R=5.5, deg=8, RP=10.25, H=0.875), "GS": dict(R=6.0, deg=8, H=0.8125),
+                    "GT": dict(R=4.0, deg=7, re=2)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
@@ -181,6 +183,9 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # Its gradient's G = sigma(-ka) - ka sigma(ka) sigma(-ka) likewise ("GS"): AVX-512 degree 6 to R = 12.0 (2.2e-8;
 # degree 7 2.5e-9), where 1 - G rounds to 1 for x > 0; AVX2 8 intervals of degree 8 to R = 6.0 (2.8e-8), no
 # slot: one to 12.0 after 7 intervals to 5.5 missed by 1.6 ulp; degree 7 to R = 5.0 reached 5.5e-8.
+# The tanh form's gradient ("GT"): AVX-512 degree 6 to R = 5.75, alpha 0.6 (7.6e-9; degree 5 2.6e-7), where
+# 1 - G rounds to 1 for x > 0; AVX2 the exact gradient's shape, 8 even intervals of degree 7 to R = 4.0 (1.8e-8;
+# 3.6: 2.0e-9), right ends from interval 2 (re): 1.770 ulp over all inputs, at x = -3.580213.
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
@@ -220,8 +225,25 @@ def G_sig_scale(a):
     return max(s, ka * (1 - s) * s)
 
 
-FUNS = {"F": F_central, "G": G_central, "T": F_tanh, "S": F_sig, "GS": G_sig}
-GRADS = ("G", "GS")
+def _tanh_terms(a):
+    """sigma(-w(a)) and a w'(a) sigma(w) sigma(-w), w the tanh form's 2 sqrt(2/pi) (a + 0.044715 a^3)"""
+    a = mp.mpf(a)
+    c = 2 * mp.sqrt(2 / mp.pi)
+    w = c * (a + mp.mpf("0.044715") * a ** 3)
+    dw = c * (1 + 3 * mp.mpf("0.044715") * a ** 2)
+    s = 1 / (1 + mp.exp(w))
+    return s, a * dw * (1 - s) * s
+
+
+def G_tanh(a):
+    """the tanh form's gradient at -a, GELU_t'(-a) = sigma(-w) - a w' sigma(w) sigma(-w) (w odd: GELU_t'(x) +
+    GELU_t'(-x) = 1)"""
+    s, t = _tanh_terms(a)
+    return s - t
+
+
+FUNS = {"F": F_central, "G": G_central, "T": F_tanh, "S": F_sig, "GS": G_sig, "GT": G_tanh}
+GRADS = ("G", "GS", "GT")
 
 
 def exact_lead(fun, L, tries=4000):
@@ -286,6 +308,8 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
             wt = [1 / max(mp.ncdf(-a), a * mp.npdf(a)) for a in As]
         elif kind == "GS":
             wt = [1 / G_sig_scale(a) for a in As]
+        elif kind == "GT":
+            wt = [1 / max(_tanh_terms(a)) for a in As]
         else:
             wt = [1 / v for v in vals]
         c, err = fit_rounded(us, [v - c0 for v in vals], wt, list(range(1, deg + 1)), deg)
@@ -324,13 +348,14 @@ def central_lines(isa):
     for kind, what in (("F", "a*Phi(-a) (forward)"), ("G", "Phi(-a) - a*phi(a) (gradient)"),
                        ("T", "a*sigma(-w(a)) (tanh form's forward)"),
                        ("S", "a*sigma(-1.702a) (sigmoid form's forward)"),
-                       ("GS", "sigma(-ka) - ka*sigma(ka)*sigma(-ka), k = 1.702 (sigmoid form's gradient)")):
+                       ("GS", "sigma(-ka) - ka*sigma(ka)*sigma(-ka), k = 1.702 (sigmoid form's gradient)"),
+                       ("GT", "sigma(-w) - a*w'*sigma(w)*sigma(-w) (tanh form's gradient)")):
         cfg = CENTRAL[isa].get(kind)
         if cfg is None:
             continue
         K, K2, rows, err, perr = fit_central(kind, n=n, full_last=n < 32, **cfg)
         deg = cfg["deg"]
-        p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC", "S": "GX_F_SG", "GS": "GX_F_SGG"}[kind]
+        p = {"F": "GX_F_C", "G": "GX_F_G", "T": "GX_F_TC", "S": "GX_F_SG", "GS": "GX_F_SGG", "GT": "GX_F_TG"}[kind]
         lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with "
                   f"C0 exact; degree {deg}, max weighted error {err:.2e}"
                   + (f"; the last slot x in (R, RP], {perr:.3f} ulp" if perr is not None else "")

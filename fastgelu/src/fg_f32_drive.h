@@ -26,8 +26,11 @@
 #include "fg_gelu_f32_tail.h"
 #include "fg_xsig_f32_math.h"
 #include "fg_f32_gradfix.h"
-#include "fg_f32_loops.h"
 #if GX_F32_SIMD
+
+#define GX_F_AHEAD 2048        /* bytes read ahead in software: the hardware prefetcher alone left out-of-cache
+                                  arrays well below the in-cache speed (docs/performance.md); 1,024 and
+                                  4,096 were no better */
 
 /* A build may take a segment over: GX_F_SEG_HOOK(x, dy, y, n, kind) nonzero when it has written y[0, n)
    (tools/bound_f32_hook.h: the central form alone, for tools/bound_f32.py).  The package's: none */
@@ -65,8 +68,11 @@ static inline __attribute__((always_inline)) int gx_f_tailq_pushv(gx_f_tailq* q,
 
 /* kinds of the central loop: exact forward, exact gradient, the tanh and sigmoid forms' forwards, the
    sigmoid form's gradient */
-enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3, GX_F_SIG_GRAD = 4 };
-#define GX_F_IS_GRAD(kind) ((kind) == GX_F_EXACT_GRAD || (kind) == GX_F_SIG_GRAD)
+enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3, GX_F_SIG_GRAD = 4, GX_F_TANH_GRAD = 5 };
+#define GX_F_IS_GRAD(kind) ((kind) == GX_F_EXACT_GRAD || (kind) == GX_F_SIG_GRAD || (kind) == GX_F_TANH_GRAD)
+/* a gradient kind's form (gx_f_form) */
+#define GX_F_GFORM(kind) ((kind) == GX_F_TANH_GRAD ? GX_F_FORM_TANH : (kind) == GX_F_SIG_GRAD ? GX_F_FORM_SIGMOID \
+                                                                                       : GX_F_FORM_EXACT)
 /* a forward kind's table (gx_f_fwd_F's form) */
 #define GX_F_KFORM(kind) ((kind) == GX_F_TANH ? 1 : (kind) == GX_F_SIG ? 2 : 0)
 
@@ -75,9 +81,9 @@ enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3, GX_F_SI
 static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, gx_fm m, const int kind) {
     if (!GX_F_IS_GRAD(kind))
         return kind == GX_F_TANH ? gs_f_tanh_tail(x) : kind == GX_F_SIG ? gs_f_xsig(x, 0) : gx_f_gelu_tail(x);
-    const int sig = kind == GX_F_SIG_GRAD;
-    const float lim = sig ? GS_F_XFAR_SIG : GX_F_AMAX;
-    gx_fv r = sig ? gs_f_xsig_grad(x, dy, 0) : gx_f_gelu_grad(x, dy);
+    const gx_f_form form = GX_F_GFORM(kind);
+    const float lim = form == GX_F_FORM_SIGMOID ? GS_F_XFAR_SIG : form == GX_F_FORM_TANH ? GS_F_XFAR_TANH : GX_F_AMAX;
+    gx_fv r = form == GX_F_FORM_EXACT ? gx_f_gelu_grad(x, dy) : gs_f_xsig_grad(x, dy, form == GX_F_FORM_TANH);
     unsigned int s = gx_f_suspect(x, r, lim) & m;
     if (s) {
         float sxl[GX_F_W] __attribute__((aligned(64))), sdl[GX_F_W] __attribute__((aligned(64)));
@@ -85,7 +91,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, 
         GX_F_STORE(sxl, x);
         GX_F_STORE(sdl, dy);
         GX_F_STORE(rr, r);
-        gx_f_grad_fix(sxl, sdl, rr, s, lim, sig ? GX_F_FORM_SIGMOID : GX_F_FORM_EXACT);
+        gx_f_grad_fix(sxl, sdl, rr, s, lim, form);
         r = GX_F_LOADU(rr);
     }
     return r;
@@ -161,7 +167,8 @@ static inline __attribute__((always_inline)) int gx_f_tailq_flush(const gx_f_tai
    slot, where it is NaN: NLE) */
 static inline __attribute__((always_inline)) int gx_f_onesided(const int kind) {
     const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS
-                  : kind == GX_F_SIG ? GX_F_SGPOS : kind == GX_F_SIG_GRAD ? GX_F_SGGPOS : GX_F_CPOS;
+                  : kind == GX_F_SIG ? GX_F_SGPOS : kind == GX_F_SIG_GRAD ? GX_F_SGGPOS
+                  : kind == GX_F_TANH_GRAD ? GX_F_TGPOS : GX_F_CPOS;
     return GX_F_TAB32 || pos;
 }
 static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
@@ -169,7 +176,8 @@ static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const
     const float R = GX_F_REACH;
 #else
     const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR
-                  : kind == GX_F_SIG ? GX_F_SGR : kind == GX_F_SIG_GRAD ? GX_F_SGGR : GX_F_CR;
+                  : kind == GX_F_SIG ? GX_F_SGR : kind == GX_F_SIG_GRAD ? GX_F_SGGR
+                  : kind == GX_F_TANH_GRAD ? GX_F_TGR : GX_F_CR;
 #endif
     if (gx_f_onesided(kind))    /* x > R takes the clamp or the positive slot (else the NaN x: gx_f_grad_bad) */
         return GX_F_IS_GRAD(kind) && GX_F_ABSMIN_NAN_IS_C ? GX_F_BITS(GX_F_NGE(x, GX_F_SET1(-R)))
@@ -205,7 +213,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv
 static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m, const int kind,
                                                                   const int chk, int* seen, const int far) {
     *m = gx_f_tail_mask_far(x, kind, far);
-    return GX_F_IS_GRAD(kind) ? gx_f_grad_c(x, dy, far, kind == GX_F_SIG_GRAD)
+    return GX_F_IS_GRAD(kind) ? gx_f_grad_c(x, dy, far, GX_F_GFORM(kind))
                               : gx_f_fwd_c(x, GX_F_KFORM(kind), chk, seen);
 }
 
@@ -216,8 +224,8 @@ static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
 /* the gradient's central results y that are not finite (a huge or infinite dy; with an 8-entry table's
    positive slot: also x NaN) outside the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
 static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y, const int kind) {
-    const float R = kind == GX_F_SIG_GRAD ? GX_F_SGGR : GX_F_GR;
-    const int pos = kind == GX_F_SIG_GRAD ? GX_F_SGGPOS : GX_F_GPOS;
+    const float R = kind == GX_F_SIG_GRAD ? GX_F_SGGR : kind == GX_F_TANH_GRAD ? GX_F_TGR : GX_F_GR;
+    const int pos = kind == GX_F_SIG_GRAD ? GX_F_SGGPOS : kind == GX_F_TANH_GRAD ? GX_F_TGPOS : GX_F_GPOS;
     gx_fm mf = GX_F_TAB32 ? (gx_fm)gx_f_suspect(x, y, R)
              : pos ? GX_F_BITS(GX_F_NEQ(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f)))
                    : GX_F_BITS(GX_F_NLE(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)), GX_F_SET1(R)));

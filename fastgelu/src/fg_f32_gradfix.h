@@ -6,8 +6,8 @@
      and dy = inf makes inf - inf where the result is inf.
    So a vector with x < -lim or a result that is not finite (rare: a cold call) has those lanes recomputed
    here, unless x or dy is NaN (then the result is NaN: the AVX-512 exact kernel computes NaN x as
-   x = AMAX).  The loops find such vectors (gx_f_suspect) and call gx_f_grad_fix after their chunk
-   (fg_f32_loops.h; fg_f32_drive.h for the exact gradient's tail lanes). */
+   x = AMAX).  The driver (fg_f32_drive.h) finds such lanes among the tail lanes (gx_f_suspect) and the
+   central results that are not finite, and calls gx_f_grad_fix on them. */
 #ifndef FG_F32_GRADFIX_H
 #define FG_F32_GRADFIX_H
 #include "fg_simd.h"

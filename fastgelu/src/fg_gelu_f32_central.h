@@ -1,8 +1,8 @@
-/* The central form of the float32 kernels: the exact forward and gradient, the tanh and sigmoid forms'
-   forwards and the sigmoid form's gradient from tables, no exp.  With a = min(|x|, R):
+/* The central form of the float32 kernels: forward and gradient of the exact, tanh and sigmoid forms from
+   tables, no exp.  With a = min(|x|, R):
      forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (the tanh form: F = a*sigma(-w(a)); sigmoid: a*sigma(-1.702a))
-     gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = Phi(-a) - a*phi(a)  (sigmoid form: G = sigma(-ka) -
-               ka*sigma(ka)*sigma(-ka), k = 1.702; GELU'(x) + GELU'(-x) = 1 for both)
+     gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = GELU'(-a):  Phi(-a) - a*phi(a)  (tanh and sigmoid
+               forms: sigma(-w) - a*w'*sigma(w)*sigma(-w); w odd, so GELU'(x) + GELU'(-x) = 1 for all three)
    F and G are polynomials C0 + u*(C1 + ...) on intervals of a, u = a - L_i, their coefficients picked per
    lane by a register permute (GX_F_TAB): 32 intervals on AVX-512 (vpermt2ps), 8 on AVX2 and NEON (vpermps,
    vqtbl2q).
@@ -27,6 +27,10 @@
      ~ka e^(-ka), likewise: AVX-512 degree 6 to R = 12.0, beyond which 1 - G rounds to 1 (its tail only x <
      -12); AVX2 and NEON 8 intervals of degree 8 to R = 6.0 (L_i = i*H), |x| > R queued (a slot to 12.0
      missed by 1.6 ulp at degree 8).
+   - The tanh form's gradient falls as steeply as its forward: AVX-512 uneven intervals of degree 6 to R =
+     5.75, where 1 - G rounds to 1 (degree 5 fitted to 2.6e-7 only); AVX2 and NEON as the exact gradient, 8
+     even intervals of degree 7 to R = 4.0, |x| > R queued, intervals 2 on expanded at their right end (u <=
+     0: Horner's terms keep G's sign where it decays; tools/fit_gelu_f32.py's re).
    Each L_i is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are
    Horner's; where L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.
    R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F
@@ -49,7 +53,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const f
     /* a table with a positive slot: a beyond the central intervals (only x > 0 reaches them: a is
        clamped at RP there, at R for x < 0) takes the last slot */
     const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : tab == GX_F_TC ? GX_F_TCPOS
-                  : tab == GX_F_SG ? GX_F_SGPOS : GX_F_SGGPOS;
+                  : tab == GX_F_SG ? GX_F_SGPOS : tab == GX_F_TG ? GX_F_TGPOS : GX_F_SGGPOS;
     gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
     if (pos)
         t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
@@ -57,7 +61,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const f
     /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
        where a permute of L took a slot of the permutes' pipe */
     const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : tab == GX_F_SG ? GX_F_SGH
-                  : tab == GX_F_SGG ? GX_F_SGGH : GX_F_GH;
+                  : tab == GX_F_SGG ? GX_F_SGGH : tab == GX_F_TG ? GX_F_TGH : GX_F_GH;
     /* else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
     gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)
                         : GX_F_SUB(a, GX_F_TAB(tab[0]));
@@ -122,11 +126,14 @@ static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int
 #define GX_F_GONE 6.25f
 #define GX_F_HAS_GONE (!GX_F_TAB32 && !GX_F_GPOS)
 
-/* dy GELU'(x) for x >= -GR (x NaN: a suspect lane); far (GX_F_HAS_GONE): x > GONE too.  sig: the sigmoid
-   form's, GELU_s'(x) + GELU_s'(-x) = 1 as well, G = GELU_s'(-a) from its own table (no GONE) */
-static inline __attribute__((always_inline)) gx_fv gx_f_grad_c(gx_fv x, gx_fv dy, const int far, const int sig) {
-    gx_fv G = sig ? gx_f_central(GX_F_ABSMIN(x, GX_F_SGGRP), GX_F_SGG, GX_F_SGGK, GX_F_SGGK2, GX_F_SGGDEG)
-                  : gx_f_central(GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
+/* dy GELU'(x) for x >= -GR (x NaN: a suspect lane); far (GX_F_HAS_GONE): x > GONE too.  form (gx_f_form's
+   numbering, fg_f32_gradfix.h): 0 exact, 1 tanh, 2 sigmoid; the tanh and sigmoid forms' GELU'(x) + GELU'(-x)
+   = 1 as well (w is odd), G = GELU'(-a) from their own tables (no GONE) */
+static inline __attribute__((always_inline)) gx_fv gx_f_grad_c(gx_fv x, gx_fv dy, const int far, const int form) {
+    const int sig = form != 0;
+    gx_fv G = form == 2 ? gx_f_central(GX_F_ABSMIN(x, GX_F_SGGRP), GX_F_SGG, GX_F_SGGK, GX_F_SGGK2, GX_F_SGGDEG)
+            : form == 1 ? gx_f_central(GX_F_ABSMIN(x, GX_F_TGRP), GX_F_TG, GX_F_TGK, GX_F_TGK2, GX_F_TGDEG)
+                        : gx_f_central(GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
     gx_fv y = GX_F_SEL_NEG(x, GX_F_MUL(G, dy), GX_F_FNMA(G, dy, dy));   /* -0.0 the same either way */
     if (GX_F_HAS_GONE && far && !sig)   /* dy itself (G = 0 would turn dy = -0 into +0, inf into NaN) */
         y = GX_F_SEL(GX_F_GT(x, GX_F_SET1(GX_F_GONE)), dy, y);

@@ -43,7 +43,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_expD(gx_fv a, gx_fv ac, 
 #if GX_F_HAS_SCALEF
     (void)normal;       /* scalef costs one operation whatever the scale */
     (void)b;
-    if (Fdy)            /* S dy may overflow for |dy| > ~5e37 where the result does not: GX_F_GRAD_LOOP */
+    if (Fdy)            /* S dy may overflow for |dy| > ~5e37 where the result does not: gx_f_grad_fix */
         *Fdy = GX_F_SCALEF(GX_F_MUL(S, dy), mn);
     return GX_F_SCALEF(S, mn);
 #else
@@ -55,7 +55,7 @@ static inline __attribute__((always_inline)) gx_fv gx_f_expD(gx_fv a, gx_fv ac, 
         return F;
     }
     gx_fv P = GX_F_MUL(S, gx_f_scale64(b));                  /* normal: exact */
-    if (Fdy) {          /* P dy may overflow for |dy| > ~2^61 where the result does not (GX_F_GRAD_LOOP
+    if (Fdy) {          /* P dy may overflow for |dy| > ~2^61 where the result does not (gx_f_grad_fix
                            recomputes it in double), so lanes with a <= BIG take the product of the path
                            above: a lane's bits must not depend on its neighbours */
         gx_fv Fn = gx_f_scale_normal(S, b);

@@ -10,15 +10,16 @@
    FMA remainder, so that the reciprocal may be an estimate (vrcp14ps, vrcpps, vrecpe: no division): T's
    error and one rounding.  The forwards run the central form of fg_gelu_f32_central.h (tables, no exp)
    for x >= -R and the formula beyond (gs_f_tanh_tail, gs_f_xsig; through the queue of fg_f32_drive.h); so
-   does the sigmoid gradient (GELU_s'(x) + GELU_s'(-x) = 1, its tables hold GELU_s'(-a); the formula
-   gs_f_xsig_grad beyond R), the tanh gradient runs the formula on every lane (fg_f32_loops.h); gradient
-   lanes a large dy could make wrong are recomputed in double (fg_f32_gradfix.h).
+   do the gradients (w is odd, so GELU'(x) + GELU'(-x) = 1: their tables hold GELU'(-a); the formula
+   gs_f_xsig_grad beyond R); gradient lanes a large dy could make wrong are recomputed in double
+   (fg_f32_gradfix.h).
 
    Maximum error over all 2^32 inputs (tools/sweep_f32.py; when, and at which commit: docs/accuracy.md):
      tanh forward       AVX-512 1.598 ulp (x = -5.297395), AVX2 1.782 (x = -2.791164, central form)
      sigmoid forward    1.639 ulp (x = -44.593903, the formula's), both builds; central form AVX-512 1.142
                         (x = -0.14149077), AVX2 1.420 (x = -0.35188538)
-     tanh gradient      1.652 ulp (x = -10.178195), both builds
+     tanh gradient      AVX-512 1.652 ulp (x = -10.178195, the formula's), AVX2 1.770 (x = -3.580213,
+                        central form); central form AVX-512 1.130 (x = 1.4828203)
      sigmoid gradient   1.651 ulp (x = -53.15698, the formula's), both builds; central form AVX-512 1.159
                         (x = 0.9504925), AVX2 1.376 (x = -4.4465976)
    NEON gives the AVX2 build's bits, the gradients' last bit aside where their result is below 2^-100
@@ -28,7 +29,6 @@
 #include "fg_simd.h"
 #if GX_F32_SIMD
 #include "fg_xsig_f32_math.h"
-#include "fg_f32_loops.h"
 #include "fg_f32_drive.h"
 
 static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its central form: fg_f32_drive.h */
@@ -47,9 +47,9 @@ static ptrdiff_t gs_f_sig_mul_block(const float* x, const float* u, float* y, pt
                                     int* tiny, int* carry) {
     GX_F_CENTRAL_MUL_BLOCK(GX_F_SIG, x, u, y, n, lost, tiny, carry)
 }
-#define gs_f_grad_k(x, dy, form) gs_f_xsig_grad(x, dy, form == GX_F_FORM_TANH)
 static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    GX_F_GRAD_LOOP(gs_f_grad_k, GX_F_FORM_TANH, GS_F_XFAR_TANH) }
+    GX_F_CENTRAL_BLOCK(GX_F_TANH_GRAD, x, dy, y, n)     /* its central form: fg_f32_drive.h */
+}
 static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
     GX_F_CENTRAL_BLOCK(GX_F_SIG_GRAD, x, dy, y, n)      /* its central form: fg_f32_drive.h */
 }

@@ -102,7 +102,7 @@ static inline __attribute__((always_inline)) gx_fv gs_f_xsig(gx_fv x, const int 
    x >= 0, Q < 0.2 and the result above 1 (it has twice the ulp of sigma < 1): 1 + Q is rounded once, in
    the FMA with dy.  For x < 0 the corrected quotient times dy is rounded once; when T < 2^-100 it is
    carried times 2^100 and the 2^-100 goes into that last FMA (a subnormal result rounds once; q dy may
-   then overflow for |dy| > 2^117: GX_F_GRAD_LOOP recomputes infinite results) */
+   then overflow for |dy| > 2^117: gx_f_grad_fix recomputes infinite results) */
 static inline __attribute__((always_inline)) gx_fv gs_f_xsig_grad(gx_fv x, gx_fv dy, const int th) {
     const gx_fv L = GX_F_SET1(th ? 21.0f : 400.0f), one = GX_F_SET1(1.0f);
     gx_fv a = GX_F_MAX(GX_F_SET1(GX_F_TINY), GX_F_MIN(L, GX_F_ABS(x)));   /* NaN stays */
