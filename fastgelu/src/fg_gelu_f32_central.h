@@ -35,9 +35,9 @@
    Horner's; where L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.
    R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F
    for float Horner.  The lanes beyond go to the tails (fg_gelu_f32_tail.h, fg_xsig_f32_math.h) through the
-   queue of fg_f32_drive.h.  The maximum errors of the AVX-512 exact forward and of the AVX2 exact forward,
-   gradient and tanh forward are this form's (fg_gelu_f32.h, fg_xsig_f32.h: the figures); the sigmoid
-   forward's are its tail's.  Cost per vector
+   queue of fg_f32_drive.h.  The maximum errors of the AVX-512 exact forward and of the AVX2 exact forward
+   and gradient and tanh forward and gradient are this form's (fg_gelu_f32.h, fg_xsig_f32.h: the figures);
+   the others' are their tails'.  Cost per vector
    (AVX-512): forward 18 vector operations, gradient 21. */
 #ifndef FG_GELU_F32_CENTRAL_H
 #define FG_GELU_F32_CENTRAL_H
