@@ -161,23 +161,27 @@ static inline __attribute__((always_inline)) int gx_f_tailq_flush(const gx_f_tai
     return 0;
 }
 
+/* a kind's table: where it ends (R) and whether it has a positive slot */
+static inline __attribute__((always_inline)) float gx_f_kind_R(const int kind) {
+    return kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR : kind == GX_F_SIG ? GX_F_SGR
+         : kind == GX_F_SIG_GRAD ? GX_F_SGGR : kind == GX_F_TANH_GRAD ? GX_F_TGR : GX_F_CR;
+}
+static inline __attribute__((always_inline)) int gx_f_kind_pos(const int kind) {
+    return kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS : kind == GX_F_SIG ? GX_F_SGPOS
+         : kind == GX_F_SIG_GRAD ? GX_F_SGGPOS : kind == GX_F_TANH_GRAD ? GX_F_TGPOS : GX_F_CPOS;
+}
+static inline __attribute__((always_inline)) int gx_f_onesided(const int kind) {
+    return GX_F_TAB32 || gx_f_kind_pos(kind);
+}
 /* Which lanes of a vector the tail takes, from x alone: only x < -R where x > R is exact from the central
    form (the 32-entry tables reach far enough that the clamp at R is exact; a table with a positive slot),
    else |x| > R; the gradient's also x NaN where GX_F_ABSMIN gives it a number (or, without a positive
    slot, where it is NaN: NLE) */
-static inline __attribute__((always_inline)) int gx_f_onesided(const int kind) {
-    const int pos = kind == GX_F_EXACT_GRAD ? GX_F_GPOS : kind == GX_F_TANH ? GX_F_TCPOS
-                  : kind == GX_F_SIG ? GX_F_SGPOS : kind == GX_F_SIG_GRAD ? GX_F_SGGPOS
-                  : kind == GX_F_TANH_GRAD ? GX_F_TGPOS : GX_F_CPOS;
-    return GX_F_TAB32 || pos;
-}
 static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const int kind) {
 #ifdef GX_F_REACH       /* tools/bound_f32.py --reach only: the tables' results taken out to this |x|, wrong */
     const float R = GX_F_REACH;
 #else
-    const float R = kind == GX_F_EXACT_GRAD ? GX_F_GR : kind == GX_F_TANH ? GX_F_TCR
-                  : kind == GX_F_SIG ? GX_F_SGR : kind == GX_F_SIG_GRAD ? GX_F_SGGR
-                  : kind == GX_F_TANH_GRAD ? GX_F_TGR : GX_F_CR;
+    const float R = gx_f_kind_R(kind);
 #endif
     if (gx_f_onesided(kind))    /* x > R takes the clamp or the positive slot (else the NaN x: gx_f_grad_bad) */
         return GX_F_IS_GRAD(kind) && GX_F_ABSMIN_NAN_IS_C ? GX_F_BITS(GX_F_NGE(x, GX_F_SET1(-R)))
@@ -224,8 +228,8 @@ static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
 /* the gradient's central results y that are not finite (a huge or infinite dy; with an 8-entry table's
    positive slot: also x NaN) outside the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
 static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y, const int kind) {
-    const float R = kind == GX_F_SIG_GRAD ? GX_F_SGGR : kind == GX_F_TANH_GRAD ? GX_F_TGR : GX_F_GR;
-    const int pos = kind == GX_F_SIG_GRAD ? GX_F_SGGPOS : kind == GX_F_TANH_GRAD ? GX_F_TGPOS : GX_F_GPOS;
+    const float R = gx_f_kind_R(kind);
+    const int pos = gx_f_kind_pos(kind);
     gx_fm mf = GX_F_TAB32 ? (gx_fm)gx_f_suspect(x, y, R)
              : pos ? GX_F_BITS(GX_F_NEQ(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f)))
                    : GX_F_BITS(GX_F_NLE(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)), GX_F_SET1(R)));
