@@ -1,8 +1,8 @@
-/* The driver of the central form (fg_gelu_f32_central.h) over an array, for the exact forward and gradient,
-   the tanh and sigmoid forms' forwards and the sigmoid form's gradient: the table form on every lane, and the lanes it cannot take (x < -R, -inf;
-   the AVX2 and NEON gradients' x > R too -- but for the exact one's x > GONE in chunks after a dense one, which take dy
-   there (gx_f_grad_c: the same bits) --, the AVX-512 gradients' NaN x; gradient results that are not
-   finite) redone through the tails.
+/* The driver of the central form (fg_gelu_f32_central.h) over an array, for all six float32 functions (the
+   three forms' forwards and gradients): the table form on every lane, and the lanes it cannot take (x < -R,
+   -inf; the AVX2 and NEON gradients' x > R too -- but for the exact one's x > GONE in chunks after a dense
+   one, which take dy there (gx_f_grad_c: the same bits) --, the AVX-512 gradients' NaN x; gradient results
+   that are not finite) redone through the tails.
    Per chunk of GX_F_LIST vectors, central results stored as they go:
    - the tail lanes (gx_f_tail_mask) are compressed into a queue (gx_f_tailq) that the tail (gx_f_tail:
      fg_gelu_f32_tail.h; gs_f_tanh_tail and gs_f_xsig of fg_xsig_f32_math.h) computes a vector at a time
@@ -66,8 +66,7 @@ static inline __attribute__((always_inline)) int gx_f_tailq_pushv(gx_f_tailq* q,
     return n + __builtin_popcount(m);
 }
 
-/* kinds of the central loop: exact forward, exact gradient, the tanh and sigmoid forms' forwards, the
-   sigmoid form's gradient */
+/* kinds of the central loop: the three forms' forwards and gradients */
 enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3, GX_F_SIG_GRAD = 4, GX_F_TANH_GRAD = 5 };
 #define GX_F_IS_GRAD(kind) ((kind) == GX_F_EXACT_GRAD || (kind) == GX_F_SIG_GRAD || (kind) == GX_F_TANH_GRAD)
 /* a gradient kind's form (gx_f_form) */
@@ -77,7 +76,7 @@ enum { GX_F_EXACT = 0, GX_F_EXACT_GRAD = 1, GX_F_TANH = 2, GX_F_SIG = 3, GX_F_SI
 #define GX_F_KFORM(kind) ((kind) == GX_F_TANH ? 1 : (kind) == GX_F_SIG ? 2 : 0)
 
 /* the exp form for the tail lanes m of a vector: the forward, or the gradient (exact: gx_f_gelu_grad;
-   sigmoid form: gs_f_xsig_grad) with its double fix-ups */
+   tanh and sigmoid forms: gs_f_xsig_grad) with its double fix-ups */
 static inline __attribute__((always_inline)) gx_fv gx_f_tail(gx_fv x, gx_fv dy, gx_fm m, const int kind) {
     if (!GX_F_IS_GRAD(kind))
         return kind == GX_F_TANH ? gs_f_tanh_tail(x) : kind == GX_F_SIG ? gs_f_xsig(x, 0) : gx_f_gelu_tail(x);
