@@ -244,6 +244,25 @@ def test_gradient_with_large_and_tiny_dy(uf, name, dy, rng):
         assert np.array_equal(y[ok], want[ok].astype(np.float32))
 
 
+@pytest.mark.parametrize("name", GRAD)
+def test_gradient_at_the_overflow_threshold(uf, name):
+    """dy * GELU'(x) for dy near the largest float and x where GELU'(x) = 1 + ~1e-3 .. 1e-9 (the AVX2 tables'
+    positive slot, x in (3.9, 6.0], holds GELU' only to a fraction of ulp(1)): the result rounds to inf
+    exactly where the true product does, not to the largest float, and the reverse."""
+    x = np.linspace(3.0, 7.0, 8001, dtype=np.float32)
+    big = np.finfo(np.float32).max
+    ref, _ = ref64(name, x.astype(np.float64))
+    thr = 2.0 ** 128 - 2.0 ** 103                               # the products that round to inf and beyond
+    for d in (big, -big, np.nextafter(big, np.float32(0)), np.float32(2.0 ** 127)):
+        y = uf[name](x, np.full_like(x, d))
+        want = ref * np.float64(d)
+        clear = np.abs(np.abs(want) / thr - 1) > 1e-12           # ties of the threshold aside
+        with np.errstate(over="ignore"):
+            want32 = want.astype(np.float32)
+        bad = clear & (y != want32) & (np.isinf(y) | np.isinf(want32))
+        assert not bad.any(), (d, x[bad][:5], y[bad][:5], want[bad][:5])
+
+
 @pytest.mark.parametrize("n", [1, 7, 31, 1000, 40000, 100003])
 @pytest.mark.parametrize("name", NAMES)
 def test_every_length(uf, name, n, rng):

@@ -16,13 +16,13 @@
             GX_F_PREFETCH((const char*)((dy) + i_) + GX_F_AHEAD);                                          \
         GX_F_PREFETCHW((const char*)((y) + i_) + GX_F_AHEAD);                                              \
         gx_fv xv_ = GX_F_LOADU((x) + i_);                                                                  \
-        GX_F_STOREU((y) + i_, gx_f_central_v(xv_, grad_ ? GX_F_LOADU((dy) + i_) : xv_, &m_, kind, 0, &seen_, 0)); \
+        GX_F_STOREU((y) + i_, gx_f_central_v(xv_, grad_ ? GX_F_LOADU((dy) + i_) : xv_, &m_, kind, 0, &seen_)); \
     }                                                                                                      \
     if (i_ < (n)) {                                                                                        \
         GX_F_TAILMASK(k_, (n) - i_);                                                                       \
         gx_fv xv_ = GX_F_MASKLOAD((x) + i_, k_);                                                           \
         GX_F_MASKSTORE((y) + i_, k_, gx_f_central_v(xv_, grad_ ? GX_F_MASKLOAD((dy) + i_, k_) : xv_, &m_,  \
-                                                    kind, 0, &seen_, 0));                                  \
+                                                    kind, 0, &seen_));                                     \
     }                                                                                                      \
     1; })
 #endif

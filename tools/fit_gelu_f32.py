@@ -155,9 +155,10 @@ def table_lines(isa, n, deg, fold):
 CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
                       "T": dict(R=5.25, deg=5, alpha=0.6), "S": dict(R=10.25, deg=6), "GS": dict(R=12.0, deg=6),
                       "GT": dict(R=5.75, deg=6, alpha=0.6)},
-           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=4.0, deg=7), "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125),
+           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=3.9, deg=7, RP=6.0, re=2),
+                    "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125),
                     "S": dict(R=5.5, deg=8, RP=10.25, H=0.875), "GS": dict(R=6.0, deg=8, H=0.8125),
-                    "GT": dict(R=4.0, deg=7, re=2)}}
+                    "GT": dict(R=3.9, deg=7, RP=5.75, re=2)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
@@ -186,6 +187,11 @@ CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg
 # The tanh form's gradient ("GT"): AVX-512 degree 6 to R = 5.75, alpha 0.6 (7.6e-9; degree 5 2.6e-7), where
 # 1 - G rounds to 1 for x > 0; AVX2 the exact gradient's shape, 8 even intervals of degree 7 to R = 4.0 (1.8e-8;
 # 3.6: 2.0e-9), right ends from interval 2 (re): 1.770 ulp over all inputs, at x = -3.580213.
+# Both gradients' positive slots (2026-11-29), with right ends (re) in the 7 central intervals: the exact G at R =
+# 3.9, RP = 6.0 (central 2.7e-8, slot 0.868 ulp of fit): 1.870 ulp over all inputs, at x = 3.989125 in the slot;
+# R = 4.0 (4.3e-8) 2.285 centrally (x = -3.4235117), 3.8 (slot 1.079) 2.081 in the slot.  The tanh form's G at
+# R = 3.9, RP = 5.75 (2.1e-8, slot 0.359): 1.733 at x = -3.386892.  One vminps a vector more, so |x| > R no longer
+# queues x > R: docs/performance.md, "Positive slots for the AVX2 gradients".
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 

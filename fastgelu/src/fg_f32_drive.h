@@ -1,14 +1,13 @@
 /* The driver of the central form (fg_gelu_f32_central.h) over an array, for all six float32 functions (the
    three forms' forwards and gradients): the table form on every lane, and the lanes it cannot take (x < -R,
-   -inf; the AVX2 and NEON gradients' x > R too -- but for the exact one's x > GONE in chunks after a dense
-   one, which take dy there (gx_f_grad_c: the same bits) --, the AVX-512 gradients' NaN x; gradient results
-   that are not finite) redone through the tails.
+   -inf; the AVX2 and NEON sigmoid gradient's x > R too; the AVX-512 gradients' NaN x; gradient results that
+   are not finite) redone through the tails.
    Per chunk of GX_F_LIST vectors, central results stored as they go:
    - the tail lanes (gx_f_tail_mask) are compressed into a queue (gx_f_tailq) that the tail (gx_f_tail:
      fg_gelu_f32_tail.h; gs_f_tanh_tail and gs_f_xsig of fg_xsig_f32_math.h) computes a vector at a time
      after the chunk, the results scattered to place.  randn sigma = 3 puts 2.8% of the lanes there on
-     AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4; gradient |x| > 4.0: 18%); x ~ U(-8, 8) 14%
-     and 29%.  How a chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one
+     AVX-512 (exact forward: x < -5.75), 13% on AVX2 (x < -3.4; the exact and tanh gradients' x < -3.9:
+     10%); x ~ U(-8, 8) 14% and 29%.  How a chunk finds those lanes follows the chunks before it (gx_f_list): after quiet ones, one
      summary of the chunk and a search only if it shows a lane; sparse, a branch-free list of the vectors
      with such lanes; dense, every vector compressed as it goes;
    - gradient results that are not finite, found per chunk, are redone from the chunk's copies; the tail's
@@ -42,10 +41,6 @@
 #define GX_F_DIRECT 16              /* a chunk with at least 1/16 of its lanes queued has the next one push
                                        each vector's tail lanes as it goes (gx_f_list: PUSHED) */
 #define GX_F_SEG ((ptrdiff_t)1 << 30)  /* elements per segment */
-#define GX_F_FAR 4                  /* a gradient chunk with at least 1/4 of its lanes queued has the next one
-                                       give x > GONE dy in the central form (gx_f_grad_c), not queue them:
-                                       the select costs every vector, and pays where such lanes are many (x ~
-                                       U(-8, 8), not randn sigma = 3: docs/performance.md) */
 /* a chunk's tail lanes and fewer than a vector's carried from the chunks before, x (gradient: and dy) and
    offsets, compressed */
 typedef struct {
@@ -190,15 +185,6 @@ static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask(gx_fv x, const
     return GX_F_BITS(GX_F_GT(GX_F_ABS(x), GX_F_SET1(R)));
 }
 
-/* the tail lanes of a vector whose central results took far lanes (gx_f_grad_c): the exact gradient's x >
-   GONE are not among them */
-static inline __attribute__((always_inline)) gx_fm gx_f_tail_mask_far(gx_fv x, const int kind, const int far) {
-    gx_fm m = gx_f_tail_mask(x, kind);
-    if (GX_F_HAS_GONE && far && kind == GX_F_EXACT_GRAD)
-        m &= ~GX_F_BITS(GX_F_GT(x, GX_F_SET1(GX_F_GONE)));
-    return m;
-}
-
 /* a chunk's summary for the list mode, one operation a vector: acc holds a tail lane (gx_f_tail_mask) if
    any vector had one: one-sided, the least x (GX_F_MIN returns its second operand, acc, for x NaN, not a
    tail lane there), or, for a gradient whose NaN is a tail lane, the tail lanes' x themselves; two-sided,
@@ -211,12 +197,12 @@ static inline __attribute__((always_inline)) gx_fv gx_f_summary(gx_fv acc, gx_fv
     return GX_F_IS_GRAD(kind) ? GX_F_CASTF(GX_F_MAXI(GX_F_CASTI(acc), GX_F_CASTI(ax))) : GX_F_MAX(ax, acc);
 }
 
-/* the central form of one vector (dy: gradient only), *m its tail lanes (gx_f_tail_mask_far); the
-   gradient's results that are not finite are the chunk's to find (gx_f_grad_bad) */
+/* the central form of one vector (dy: gradient only), *m its tail lanes (gx_f_tail_mask); the gradient's
+   results that are not finite are the chunk's to find (gx_f_grad_bad) */
 static inline __attribute__((always_inline)) gx_fv gx_f_central_v(gx_fv x, gx_fv dy, gx_fm* m, const int kind,
-                                                                  const int chk, int* seen, const int far) {
-    *m = gx_f_tail_mask_far(x, kind, far);
-    return GX_F_IS_GRAD(kind) ? gx_f_grad_c(x, dy, far, GX_F_GFORM(kind))
+                                                                  const int chk, int* seen) {
+    *m = gx_f_tail_mask(x, kind);
+    return GX_F_IS_GRAD(kind) ? gx_f_grad_c(x, dy, GX_F_GFORM(kind))
                               : gx_f_fwd_c(x, GX_F_KFORM(kind), chk, seen);
 }
 
@@ -225,12 +211,14 @@ static inline __attribute__((always_inline)) int gx_f_anynan(gx_fv v) {
 }
 
 /* the gradient's central results y that are not finite (a huge or infinite dy; with an 8-entry table's
-   positive slot: also x NaN) outside the tail lanes: redone through the tail (gx_f_grad_fix's double check) */
+   positive slot: also x NaN, and |y| > 2^126, as dy (1 - G) near the overflow threshold needs G to more
+   than the slot's absolute accuracy to round to inf or to the largest float rightly) outside the tail
+   lanes: redone through the tail (gx_f_grad_fix's double check) */
 static inline __attribute__((always_inline)) gx_fm gx_f_grad_bad(gx_fv x, gx_fv y, const int kind) {
     const float R = gx_f_kind_R(kind);
     const int pos = gx_f_kind_pos(kind);
     gx_fm mf = GX_F_TAB32 ? (gx_fm)gx_f_suspect(x, y, R)
-             : pos ? GX_F_BITS(GX_F_NEQ(GX_F_MUL(y, GX_F_SET1(0.0f)), GX_F_SET1(0.0f)))
+             : pos ? GX_F_BITS(GX_F_NLE(GX_F_ABS(y), GX_F_SET1(0x1p126f)))
                    : GX_F_BITS(GX_F_NLE(GX_F_FMA(y, GX_F_SET1(0.0f), GX_F_ABS(x)), GX_F_SET1(R)));
     return mf & (gx_fm)~gx_f_tail_mask(x, kind);
 }
@@ -278,11 +266,11 @@ static inline __attribute__((always_inline)) void gx_f_central_step(const float*
                                                                     gx_f_list* L, gx_f_tailq* q,
                                                                     gx_f_chunk_st* st, const int kind,
                                                                     const int mode, const int chk,
-                                                                    const int far, int* tiny, const int mul) {
+                                                                    int* tiny, const int mul) {
     const int grad = GX_F_IS_GRAD(kind);
     gx_fm m;
     gx_fv xv = GX_F_LOADU(x + o), dv = grad ? GX_F_LOADU(dy + o) : xv;
-    gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny, far);
+    gx_fv yv = gx_f_central_v(xv, dv, &m, kind, chk, tiny);
     if (!chk)   /* vminps returns acca for a NaN */
         st->acca = GX_F_MIN(gx_f_fwd_a(xv, GX_F_KFORM(kind)), st->acca);
     if (grad || mode != GX_F_PUSHED) {
@@ -290,8 +278,10 @@ static inline __attribute__((always_inline)) void gx_f_central_step(const float*
         if (grad)
             GX_F_STORE(L->d + o, dv);
     }
-    if (grad)   /* NaN from the first result not finite on (y*0 + acc): one operation a vector */
-        st->accy = GX_F_FMA(yv, GX_F_SET1(0.0f), st->accy);
+    /* NaN from the first result not finite on (y*0 + acc): one operation a vector; with a positive slot
+       (y*y + acc) inf or NaN too from every |y| > 2^126 that gx_f_grad_bad redoes (and from some smaller) */
+    if (grad)
+        st->accy = GX_F_FMA(yv, gx_f_kind_pos(kind) ? yv : GX_F_SET1(0.0f), st->accy);
     if (mode == GX_F_PUSHED) {
 #if GX_F_BV_IN_REG
         st->nq = gx_f_tailq_pushv(q, st->nq, m, xv, dv, st->bv, grad);
@@ -316,7 +306,7 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
                                                                    ptrdiff_t i, ptrdiff_t end, gx_f_list* L,
                                                                    gx_f_tailq* q, const int kind,
                                                                    const int mode, const int per_vector,
-                                                                   const int far, int nq, int* tiny,
+                                                                   int nq, int* tiny,
                                                                    const float* u, const int mul) {
     const int grad = GX_F_IS_GRAD(kind);
     /* Forwards test for tiny lanes per chunk (the least a, one operation a vector, where the test per
@@ -356,23 +346,22 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
            (on the permutes' port) */
         for (; o < len; o += GX_F_W) {
             GX_F_CHUNK_AHEAD(o);
-            gx_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, far, tiny, mul);
+            gx_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, tiny, mul);
         }
     } else {
         for (; o + GX_F_PFV * GX_F_W <= len; o += GX_F_PFV * GX_F_W) {
             GX_F_CHUNK_AHEAD(o);
             for (int r = 0; r < GX_F_PFV; r++)
-                gx_f_central_step(xc, dc, yc, uc, o + r * GX_F_W, i0, L, q, &st, kind, mode, chk, far, tiny,
-                                  mul);
+                gx_f_central_step(xc, dc, yc, uc, o + r * GX_F_W, i0, L, q, &st, kind, mode, chk, tiny, mul);
         }
         for (; o < len; o += GX_F_W)    /* the chunk's last vectors, fewer than a line's */
-            gx_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, far, tiny, mul);
+            gx_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, tiny, mul);
     }
 #undef GX_F_CHUNK_AHEAD
     nq = st.nq;
     /* the gradient's results that are not finite, checked per chunk (a check per vector was a large share
        of the AVX2 gradient's time) */
-    if (grad && __builtin_expect(gx_f_anynan(st.accy), 0)) {
+    if (grad && __builtin_expect(gx_f_anynan(GX_F_MUL(st.accy, GX_F_SET1(0.0f))), 0)) {
         for (ptrdiff_t k = 0; k < len; k += GX_F_W) {
             gx_fv xv = GX_F_LOADU(L->x + k), yv = GX_F_LOADU(yc + k);
             gx_fm bad = gx_f_grad_bad(xv, yv, kind);
@@ -412,16 +401,15 @@ static inline __attribute__((always_inline)) int gx_f_central_chunk(const float*
 }
 
 /* a segment's chunk state for the next call (gx_f_central_seg's carry): 0 = none; else 1 + mode, the quiet
-   chunks (at most 3), whether the last chunk had tiny lanes, far */
-static inline int gx_f_carry_put(int mode, int quiet, int tiny, int far) {
-    return 1 + (mode | (quiet < 3 ? quiet : 3) << 2 | (tiny != 0) << 4 | (far != 0) << 5);
+   chunks (at most 3), whether the last chunk had tiny lanes */
+static inline int gx_f_carry_put(int mode, int quiet, int tiny) {
+    return 1 + (mode | (quiet < 3 ? quiet : 3) << 2 | (tiny != 0) << 4);
 }
-static inline void gx_f_carry_get(int c, int* mode, int* quiet, int* tiny, int* far) {
+static inline void gx_f_carry_get(int c, int* mode, int* quiet, int* tiny) {
     c -= 1;
     *mode = c & 3;
     *quiet = (c >> 2) & 3;
     *tiny = (c >> 4) & 1;
-    *far = (c >> 5) & 1;
 }
 
 /* forward (dy NULL) or gradient over n <= GX_F_SEG elements; y may be x or dy (a vector is loaded, and
@@ -447,23 +435,22 @@ static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const fl
     gx_f_tailq q;
     ptrdiff_t i = 0;
     /* a call's first chunk (see gx_f_list), unless carried */
-    int mode = GX_F_TAB32 ? GX_F_SUMMED : GX_F_LISTED, quiet = GX_F_TAB32 ? 2 : 1, tiny = 0, nq = 0, far = 0;
+    int mode = GX_F_TAB32 ? GX_F_SUMMED : GX_F_LISTED, quiet = GX_F_TAB32 ? 2 : 1, tiny = 0, nq = 0;
     if (carry && *carry)
-        gx_f_carry_get(*carry, &mode, &quiet, &tiny, &far);
+        gx_f_carry_get(*carry, &mode, &quiet, &tiny);
     ptrdiff_t nl = 0;
     while (n - i >= GX_F_W) {
         ptrdiff_t end = n - i > GX_F_LIST * GX_F_W ? i + GX_F_LIST * GX_F_W : n;
         int nq0 = nq, seen = tiny;
         tiny = 0;
         if (mode == GX_F_SUMMED)
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, 0, nq, &tiny, u, mul);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_SUMMED, 0, nq, &tiny, u, mul);
         else if (mode == GX_F_PUSHED)
-            nq = far ? gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 1, nq, &tiny, u, mul)
-                     : gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, 0, nq, &tiny, u, mul);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_PUSHED, 1, nq, &tiny, u, mul);
         else if (seen)
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, 0, nq, &tiny, u, mul);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 1, nq, &tiny, u, mul);
         else
-            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, 0, nq, &tiny, u, mul);
+            nq = gx_f_central_chunk(x, dy, y, i, end, &L, &q, kind, GX_F_LISTED, 0, nq, &tiny, u, mul);
         int full = nq & -GX_F_W, added = nq - nq0;
         if (mul && tiny)
             *anytiny = 1;
@@ -477,19 +464,18 @@ static inline __attribute__((always_inline)) ptrdiff_t gx_f_central_seg(const fl
         }
         quiet = added == 0 && !tiny ? quiet + 1 : 0;
         mode = quiet >= 2 ? GX_F_SUMMED : added * GX_F_DIRECT >= (int)(end - i) ? GX_F_PUSHED : GX_F_LISTED;
-        far = kind == GX_F_EXACT_GRAD && GX_F_HAS_GONE && added * GX_F_FAR >= (int)(end - i);
         i += (end - i) & -(ptrdiff_t)GX_F_W;
     }
     if (nq)
         nl += gx_f_tailq_flush(&q, nq, y, kind, u, mul, lost + nl);
     if (carry)
-        *carry = gx_f_carry_put(mode, quiet, tiny, far);
+        *carry = gx_f_carry_put(mode, quiet, tiny);
     if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
         gx_fm m;
         GX_F_TAILMASK(k, n - i);
         gx_fv xv = GX_F_MASKLOAD(x + i, k), dv = grad ? GX_F_MASKLOAD(dy + i, k) : xv;
         tiny = 0;
-        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, 1, &tiny, 0);
+        gx_fv yv = gx_f_central_v(xv, dv, &m, kind, 1, &tiny);
         if (grad)
             m |= gx_f_grad_bad(xv, yv, kind);
         if (m)

@@ -16,7 +16,7 @@
 
    Maximum error over all 2^32 inputs (tools/sweep_f32.py; when, and at which commit: docs/accuracy.md):
      forward    AVX-512 1.498 ulp (x = -0.2147808, central form), AVX2 1.595 (x = -0.2915032, central form)
-     gradient   AVX-512 1.524 ulp (x = -13.241632, exp form),     AVX2 1.591 (x = -3.9997187, central form)
+     gradient   AVX-512 1.524 ulp (x = -13.241632, exp form),     AVX2 1.870 (x = 3.989125, central form's slot)
    NEON runs the AVX2 build's tables and gives its bits (docs/arm.md).
    Coefficients: tools/fit_gelu_f32.py writes fg_gelu_f32_tables.h. */
 #ifndef FG_GELU_F32_H

@@ -16,10 +16,11 @@
      RP = 5.5 (x - F rounds to x beyond): there y = x - F needs F only to a fraction of ulp(x), absolutely,
      which one degree-7 piece gives (fit error 0.06 ulp), so only x < -R takes the tail (R = 3.5 reached 2.05
      ulp at the steep end).  The tanh form likewise: 7 intervals to R = 3.3 and the slot to RP = 5.25, degree
-     7.  Both take L_i = i*H: u = a - i*H by one FMA from the index, a permute fewer.  The gradient (R = 4.0,
-     degree 7) keeps 8 intervals and queues |x| > R: a last slot needed a degree more (8 to RP = 6.0), and
-     with it a permute more per vector, a loss at randn sigma = 1.  Uneven intervals gain little there (8 are
-     too few: the first ones may not widen) and cost an FMA.
+     7.  Both take L_i = i*H: u = a - i*H by one FMA from the index, a permute fewer.  The gradient: 7
+     intervals of degree 7 to R = 3.9 and the slot to RP = 6.0, where 1 - G rounds to 1 (dy - G dy needs G
+     to a fraction of ulp(1) there), so only x < -R takes the tail; intervals 2 on expanded at their right
+     end (u <= 0: Horner's terms keep G's sign where it decays, tools/fit_gelu_f32.py's re), which R = 3.9
+     needs.  Uneven intervals gain little (8 are too few: the first ones may not widen) and cost an FMA.
    - The sigmoid form's F falls only like e^(-1.702a), but sigma's poles at a = +-i pi/1.702 bound every
      interval's width alike: even intervals.  AVX-512: degree 6 to R = 10.25, where the clamp is exact for
      x > 0 (its tail only x < -10.25); AVX2 and NEON: 7 intervals to R = 5.5, degree 8, and the slot to RP =
@@ -28,9 +29,8 @@
      -12); AVX2 and NEON 8 intervals of degree 8 to R = 6.0 (L_i = i*H), |x| > R queued (a slot to 12.0
      missed by 1.6 ulp at degree 8).
    - The tanh form's gradient falls as steeply as its forward: AVX-512 uneven intervals of degree 6 to R =
-     5.75, where 1 - G rounds to 1 (degree 5 fitted to 2.6e-7 only); AVX2 and NEON as the exact gradient, 8
-     even intervals of degree 7 to R = 4.0, |x| > R queued, intervals 2 on expanded at their right end (u <=
-     0: Horner's terms keep G's sign where it decays; tools/fit_gelu_f32.py's re).
+     5.75, where 1 - G rounds to 1 (degree 5 fitted to 2.6e-7 only); AVX2 and NEON as the exact gradient, 7
+     even intervals of degree 7 to R = 3.9, right ends from interval 2, and the slot to RP = 5.75.
    Each L_i is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are
    Horner's; where L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.
    R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F
@@ -46,16 +46,19 @@
 
 #define GX_F_CN (GX_F_TAB32 ? 32 : 8)   /* intervals per central table */
 
-static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const float (*tab)[GX_F_CN], float K,
-                                                                float K2, const int deg) {
-    /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
-    gx_fv k = K2 != 0.0f ? GX_F_FMA(a, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
-    /* a table with a positive slot: a beyond the central intervals (only x > 0 reaches them: a is
-       clamped at RP there, at R for x < 0) takes the last slot */
+/* a = min(|x|, RP) (x NaN: RP or NaN) */
+static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv x, gx_fv a, const float (*tab)[GX_F_CN],
+                                                                float K, float K2, const int deg) {
+    /* a table with a positive slot: a beyond the central intervals (only x > 0 takes them: x < -R is a tail
+       lane) takes the last slot, by an index from |x| clamped where it reaches that slot, a clamp beside
+       a's own, not after the index's FMA on the lookups' chain (the loops wait on that chain) */
     const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : tab == GX_F_TC ? GX_F_TCPOS
                   : tab == GX_F_SG ? GX_F_SGPOS : tab == GX_F_TG ? GX_F_TGPOS : GX_F_SGGPOS;
-    gx_fv t = GX_F_FMA(a, k, GX_F_SET1(GX_F_MAGIC));
-    if (pos)
+    gx_fv ai = pos && K2 == 0.0f ? GX_F_ABSMIN(x, (float)(GX_F_CN - 1) / K) : a;
+    /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
+    gx_fv k = K2 != 0.0f ? GX_F_FMA(ai, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
+    gx_fv t = GX_F_FMA(ai, k, GX_F_SET1(GX_F_MAGIC));
+    if (pos && K2 != 0.0f)
         t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
     gx_iv idx = GX_F_CASTI(t);
     /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
@@ -86,9 +89,9 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv a, const f
 /* form: the forward's table, 0 exact (GX_F_C), 1 tanh form (GX_F_TC), 2 sigmoid form (GX_F_SG): gx_f_form's
    numbering (fg_f32_gradfix.h) */
 static inline __attribute__((always_inline)) gx_fv gx_f_fwd_F(gx_fv x, gx_fv a, const int form) {
-    gx_fv F = form == 1 ? gx_f_central(a, GX_F_TC, GX_F_TCK, GX_F_TCK2, GX_F_TCDEG)
-            : form == 2 ? gx_f_central(a, GX_F_SG, GX_F_SGK, GX_F_SGK2, GX_F_SGDEG)
-                        : gx_f_central(a, GX_F_C, GX_F_CK, GX_F_CK2, GX_F_CDEG);
+    gx_fv F = form == 1 ? gx_f_central(x, a, GX_F_TC, GX_F_TCK, GX_F_TCK2, GX_F_TCDEG)
+            : form == 2 ? gx_f_central(x, a, GX_F_SG, GX_F_SGK, GX_F_SGK2, GX_F_SGDEG)
+                        : gx_f_central(x, a, GX_F_C, GX_F_CK, GX_F_CK2, GX_F_CDEG);
     return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
 }
 
@@ -119,25 +122,14 @@ static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int
     return gx_f_fwd_F(x, a, form);
 }
 
-/* x from which dy GELU'(x) rounds to dy: |G| <= 8.0e-9 < 2^-26 puts dy (1 - G) within 0.14 ulp of dy,
-   and dy - G dy rounds to dy in any path that computes it.  The 8-entry gradient table, ending at R = 4.0
-   on both sides, gives these lanes dy instead of queueing them where tail lanes are many (far: the
-   driver's dense chunks; elsewhere the queue takes them, and the select's operations are not spent) */
-#define GX_F_GONE 6.25f
-#define GX_F_HAS_GONE (!GX_F_TAB32 && !GX_F_GPOS)
-
-/* dy GELU'(x) for x >= -GR (x NaN: a suspect lane); far (GX_F_HAS_GONE): x > GONE too.  form (gx_f_form's
-   numbering, fg_f32_gradfix.h): 0 exact, 1 tanh, 2 sigmoid; the tanh and sigmoid forms' GELU'(x) + GELU'(-x)
-   = 1 as well (w is odd), G = GELU'(-a) from their own tables (no GONE) */
-static inline __attribute__((always_inline)) gx_fv gx_f_grad_c(gx_fv x, gx_fv dy, const int far, const int form) {
-    const int sig = form != 0;
-    gx_fv G = form == 2 ? gx_f_central(GX_F_ABSMIN(x, GX_F_SGGRP), GX_F_SGG, GX_F_SGGK, GX_F_SGGK2, GX_F_SGGDEG)
-            : form == 1 ? gx_f_central(GX_F_ABSMIN(x, GX_F_TGRP), GX_F_TG, GX_F_TGK, GX_F_TGK2, GX_F_TGDEG)
-                        : gx_f_central(GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
-    gx_fv y = GX_F_SEL_NEG(x, GX_F_MUL(G, dy), GX_F_FNMA(G, dy, dy));   /* -0.0 the same either way */
-    if (GX_F_HAS_GONE && far && !sig)   /* dy itself (G = 0 would turn dy = -0 into +0, inf into NaN) */
-        y = GX_F_SEL(GX_F_GT(x, GX_F_SET1(GX_F_GONE)), dy, y);
-    return y;
+/* dy GELU'(x) for x >= -R (x NaN: a suspect lane).  form (gx_f_form's numbering, fg_f32_gradfix.h): 0 exact,
+   1 tanh, 2 sigmoid; the tanh and sigmoid forms' GELU'(x) + GELU'(-x) = 1 as well (w is odd), G = GELU'(-a)
+   from their own tables */
+static inline __attribute__((always_inline)) gx_fv gx_f_grad_c(gx_fv x, gx_fv dy, const int form) {
+    gx_fv G = form == 2 ? gx_f_central(x, GX_F_ABSMIN(x, GX_F_SGGRP), GX_F_SGG, GX_F_SGGK, GX_F_SGGK2, GX_F_SGGDEG)
+            : form == 1 ? gx_f_central(x, GX_F_ABSMIN(x, GX_F_TGRP), GX_F_TG, GX_F_TGK, GX_F_TGK2, GX_F_TGDEG)
+                        : gx_f_central(x, GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
+    return GX_F_SEL_NEG(x, GX_F_MUL(G, dy), GX_F_FNMA(G, dy, dy));   /* -0.0 the same either way */
 }
 #endif
 #endif

@@ -18,7 +18,7 @@
      tanh forward       AVX-512 1.598 ulp (x = -5.297395), AVX2 1.782 (x = -2.791164, central form)
      sigmoid forward    1.639 ulp (x = -44.593903, the formula's), both builds; central form AVX-512 1.142
                         (x = -0.14149077), AVX2 1.420 (x = -0.35188538)
-     tanh gradient      AVX-512 1.652 ulp (x = -10.178195, the formula's), AVX2 1.770 (x = -3.580213,
+     tanh gradient      AVX-512 1.652 ulp (x = -10.178195, the formula's), AVX2 1.733 (x = -3.386892,
                         central form); central form AVX-512 1.130 (x = 1.4828203)
      sigmoid gradient   1.651 ulp (x = -53.15698, the formula's), both builds; central form AVX-512 1.159
                         (x = 0.9504925), AVX2 1.376 (x = -4.4465976)
