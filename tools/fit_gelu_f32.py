@@ -283,6 +283,7 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
     relative to F, however steeply F falls across the interval (at the centre, u > 0 cancels against C0).
     Interval 1 keeps its centre (Sterbenz needs L <= 2 a), interval 0 its L = 0."""
     assert re is None or (not H and re >= 2)
+    assert not (RP and alpha), "a positive slot needs even intervals (the kernels clamp its index at (n-1)/K)"
     fun = FUNS[kind]
     nc = n - 1 if RP else n
     top = nc - 0.501 if full_last or alpha else nc - 1   # full_last: round(g(R)) = nc - 1, not a tie

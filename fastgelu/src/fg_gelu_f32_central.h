@@ -51,15 +51,14 @@ static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv x, gx_fv a
                                                                 float K, float K2, const int deg) {
     /* a table with a positive slot: a beyond the central intervals (only x > 0 takes them: x < -R is a tail
        lane) takes the last slot, by an index from |x| clamped where it reaches that slot, a clamp beside
-       a's own, not after the index's FMA on the lookups' chain (the loops wait on that chain) */
+       a's own, not after the index's FMA on the lookups' chain (the loops wait on that chain).  Slots come
+       with even intervals only (K2 = 0: tools/fit_gelu_f32.py), where that clamp is (CN - 1)/K */
     const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : tab == GX_F_TC ? GX_F_TCPOS
                   : tab == GX_F_SG ? GX_F_SGPOS : tab == GX_F_TG ? GX_F_TGPOS : GX_F_SGGPOS;
-    gx_fv ai = pos && K2 == 0.0f ? GX_F_ABSMIN(x, (float)(GX_F_CN - 1) / K) : a;
+    gx_fv ai = pos ? GX_F_ABSMIN(x, (float)(GX_F_CN - 1) / K) : a;
     /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
     gx_fv k = K2 != 0.0f ? GX_F_FMA(ai, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
     gx_fv t = GX_F_FMA(ai, k, GX_F_SET1(GX_F_MAGIC));
-    if (pos && K2 != 0.0f)
-        t = GX_F_MIN(t, GX_F_SET1(GX_F_MAGIC + (float)(GX_F_CN - 1)));
     gx_iv idx = GX_F_CASTI(t);
     /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
        where a permute of L took a slot of the permutes' pipe */
