@@ -1,13 +1,13 @@
 """Ratio mode of the benchmark suite: every fastgelu speed case also times a reference kernel in the same
 rounds (the `ratio` fixture), and `--ratio-fail=PCT` with `--benchmark-compare` judges the per-round ratios
-against the compared run's (fastgelu/_ratios.py: the test, docs/performance.md: the workflow)."""
+against the compared run's (fastgelu/bench/ratios.py: the test, docs/performance.md: the workflow)."""
 import ctypes
 import ctypes.util
 import time
 
 import pytest
 
-from fastgelu import _bench, _ratios
+from fastgelu.bench import ratios, speed
 
 ROUNDS = 6              # measured rounds per pass (each: the reference's calls, then fastgelu's)
 PASSES = 4              # passes over every case: the first in its test, the others after the last test
@@ -51,9 +51,9 @@ def bench_threads(request):
     n = request.config.getoption("--bench-threads")
     if n < 1:
         raise pytest.UsageError(f"--bench-threads must be >= 1, got {n}")
-    _bench.hold_threads(n)
+    speed.hold_threads(n)
     yield n
-    _bench.hold_threads(None)
+    speed.hold_threads(None)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -149,12 +149,12 @@ def _judge(config):
     path, old = list(bs.compared_mapping.items())[-1]
     new = [{"fullname": b.fullname, "extra_info": b.extra_info} for b in bs.benchmarks if b]
     ran = {b["fullname"] for b in new}  # cases deselected this time (-k, one file) were not run, not gone
-    old_runs = {k: v for k, v in _ratios.ratios_of(old.values()).items() if k in ran}
-    new_runs = _ratios.ratios_of(new)
-    error = _ratios.threads_differ(old.values(), new, set(old_runs) & set(new_runs))
+    old_runs = {k: v for k, v in ratios.ratios_of(old.values()).items() if k in ran}
+    new_runs = ratios.ratios_of(new)
+    error = ratios.threads_differ(old.values(), new, set(old_runs) & set(new_runs))
     if error:
         return path, pct, None, error
-    return path, pct, _ratios.compare(old_runs, new_runs, pct), None
+    return path, pct, ratios.compare(old_runs, new_runs, pct), None
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -169,7 +169,7 @@ def pytest_runtestloop(session):
 def pytest_sessionfinish(session, exitstatus):
     judged = _judge(session.config)
     session.config._ratio_verdicts = judged
-    if judged and (judged[3] or _ratios.failed(judged[2])) and session.exitstatus == 0:
+    if judged and (judged[3] or ratios.failed(judged[2])) and session.exitstatus == 0:
         session.exitstatus = 1
 
 
@@ -181,6 +181,6 @@ def pytest_terminal_summary(terminalreporter, config):
         if error:
             terminalreporter.write_line(f"ratio check not made: {error}", red=True)
             return
-        for line in _ratios.report(verdicts, pct):
+        for line in ratios.report(verdicts, pct):
             terminalreporter.write_line(line)
 

@@ -2,7 +2,7 @@
 
     flock -x /work/quiet.lock pytest benches/test_processes.py -s      # figures printed, goals asserted
 
-Processes are spawned (fastgelu._contention), each calling GELU on 256K float32 in a loop for SECONDS;
+Processes are spawned (fastgelu.bench.contention), each calling GELU on 256K float32 in a loop for SECONDS;
 the aggregate Gelem/s with the default thread count is compared with the same processes at 1 thread each.
 With --benchmark-disable (CI) every measurement runs briefly and no goal is judged.
 """
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fastgelu
-from fastgelu import _bench, _contention
+from fastgelu.bench import contention, speed
 
 SECONDS = 3.0
 
@@ -35,15 +35,15 @@ def test_processes_default_threads(benchmark, processes, omp, monkeypatch):
     if omp:
         monkeypatch.setenv("OMP_NUM_THREADS", omp)   # spawned processes inherit it
     s = seconds(benchmark)
-    one = _contention.aggregate(processes, 1, seconds=s)
-    default = benchmark.pedantic(_contention.aggregate, args=(processes, 0), kwargs={"seconds": s},
+    one = contention.aggregate(processes, 1, seconds=s)
+    default = benchmark.pedantic(contention.aggregate, args=(processes, 0), kwargs={"seconds": s},
                                  rounds=1, iterations=1)
     benchmark.group = "processes"
     info = {"fastgelu_1_thread_gelems": one, "fastgelu_default_gelems": default}
     try:
         import torch  # noqa: F401
-        info["torch_1_thread_gelems"] = _contention.aggregate(processes, 1, "torch", seconds=s)
-        info["torch_default_gelems"] = _contention.aggregate(processes, 0, "torch", seconds=s)
+        info["torch_1_thread_gelems"] = contention.aggregate(processes, 1, "torch", seconds=s)
+        info["torch_default_gelems"] = contention.aggregate(processes, 0, "torch", seconds=s)
     except ImportError:
         pass
     benchmark.extra_info.update(info)
@@ -58,11 +58,11 @@ def test_team_larger_than_the_machine(benchmark):
     import subprocess
     import sys
     openmp()
-    cpus = _contention.affinity()
+    cpus = contention.affinity()
     if cpus >= 16:
         pytest.skip("16 or more CPUs: a team of 16 fits")
-    code = ("import json; from fastgelu import _scaling; "
-            f"r = _scaling.measure(1 << 22, 1, counts=[{cpus}, 16], rounds={1 if benchmark.disabled else 5}); "
+    code = ("import json; from fastgelu.bench import scaling; "
+            f"r = scaling.measure(1 << 22, 1, counts=[{cpus}, 16], rounds={1 if benchmark.disabled else 5}); "
             "print(json.dumps(r['fastgelu']))")
     env = dict(os.environ, OMP_NUM_THREADS="16")
     out = benchmark.pedantic(subprocess.run, args=([sys.executable, "-c", code],),
@@ -81,19 +81,19 @@ def test_team_larger_than_the_machine(benchmark):
 def test_policy_cost_on_a_quiet_machine(benchmark):
     """Goal: on a quiet machine the policy costs <= 10% against the same build with its caps off, at every
     thread count from 1 to the CPUs (4M float32, sigma 1 and 3)."""
-    from fastgelu import _scaling
+    from fastgelu.bench import scaling
     openmp()
     rounds = 1 if benchmark.disabled else 5
     res = {}
     for sigma in (1, 3):
-        res[sigma] = _scaling.measure(1 << 22, sigma, rounds=rounds, adaptive=None,
+        res[sigma] = scaling.measure(1 << 22, sigma, rounds=rounds, adaptive=None,
                                       min_round=0.002 if benchmark.disabled else 0.02)
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     benchmark.group = "policy-cost"
     worst = min(r["fastgelu"][t] / r["fastgelu (fixed)"][t] for r in res.values() for t in r["fastgelu"])
     benchmark.extra_info["worst_ratio"] = worst
     for sigma, r in res.items():
-        print(f"\nsigma {sigma}:\n" + "\n".join(_scaling.table(r)))
+        print(f"\nsigma {sigma}:\n" + "\n".join(scaling.table(r)))
     if not benchmark.disabled:
         assert worst >= 0.9
 
@@ -101,7 +101,7 @@ def test_policy_cost_on_a_quiet_machine(benchmark):
 def test_busy_core(benchmark):
     """Goal: with another process keeping one core busy, a default call costs <= 1.25x a 1-thread call."""
     openmp()
-    nt, t1, td = benchmark.pedantic(_contention.busy_core, kwargs={"seconds": 2 * seconds(benchmark)},
+    nt, t1, td = benchmark.pedantic(contention.busy_core, kwargs={"seconds": 2 * seconds(benchmark)},
                                     rounds=1, iterations=1)
     benchmark.group = "busy-core"
     benchmark.extra_info.update({"threads": nt, "one_thread_us": t1 * 1e6, "default_us": td * 1e6})
@@ -113,9 +113,9 @@ def test_busy_core(benchmark):
 def test_thread_scaling(benchmark):
     """Goal (quiet machine): 1 -> 2 threads >= 1.8x on 1M float32 exact forward."""
     openmp()
-    if _contention.affinity() < 2:
+    if contention.affinity() < 2:
         pytest.skip("one CPU")
-    scaling = benchmark.pedantic(_contention.thread_scaling, rounds=1, iterations=1)
+    scaling = benchmark.pedantic(contention.thread_scaling, rounds=1, iterations=1)
     benchmark.group = "thread-scaling"
     benchmark.extra_info["scaling"] = scaling
     print(f"\n1 -> 2 threads, 1M f32: {scaling:.2f}x")
@@ -125,8 +125,8 @@ def test_thread_scaling(benchmark):
 
 def test_busy_verdict_on_a_quiet_machine(benchmark):
     """The bench report's BUSY line stays silent here (run under the exclusive lock)."""
-    watch = _contention.Watch()
-    x, _ = _bench.inputs(1 << 20, np.float32)
+    watch = contention.Watch()
+    x, _ = speed.inputs(1 << 20, np.float32)
     benchmark(fastgelu.ufuncs.gelu, x, out=x)
     verdict = watch.verdict()
     if not benchmark.disabled:
@@ -136,7 +136,7 @@ def test_busy_verdict_on_a_quiet_machine(benchmark):
 def _mean_sparse_call(n, threads, adaptive, calls, gap=0.01):
     import time
     k = fastgelu.ufuncs._kernels
-    x, _ = _bench.inputs(n, np.float32)
+    x, _ = speed.inputs(n, np.float32)
     o = np.empty_like(x)
     fastgelu.set_num_threads(threads)
     k._backoff(adaptive=adaptive, reset=True)
@@ -200,7 +200,7 @@ def test_llvm_openmp_beside(benchmark, tmp_path):
     lib = ctypes.CDLL(so)
     a = np.ones(1 << 16, np.float32)
     pa, na = a.ctypes.data_as(ctypes.c_void_p), ctypes.c_long(a.size)
-    x, _ = _bench.inputs(262144, np.float32)
+    x, _ = speed.inputs(262144, np.float32)
     o = np.empty_like(x)
     k = fastgelu.ufuncs._kernels
     before = fastgelu.get_num_threads()

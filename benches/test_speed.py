@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fastgelu
-from fastgelu import _bench
+from fastgelu.bench import speed
 
 # (variant, direction, dtype, elements, sigma of the randn input)
 CASES = [("none", "fwd", np.float32, n, 1) for n in (3072, 262144, 1 << 26)]
@@ -36,7 +36,7 @@ def case_id(case):
 
 def case_inputs(case):
     v, d, t, n, sigma = case
-    x, dy = _bench.inputs(n, np.float32)
+    x, dy = speed.inputs(n, np.float32)
     return (x * np.float32(sigma)).astype(t), dy.astype(t)
 
 
@@ -49,15 +49,15 @@ def make(impl, case):
         fwd, grad = fastgelu._api.VARIANTS[variant]
         return (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))
     if impl == "numpy":
-        formula = _bench.numpy_formula(variant, direction)
+        formula = speed.numpy_formula(variant, direction)
         if formula is None or n > 1 << 24 or np.dtype(dtype).kind != "f":
             return None
         return lambda: formula(x, dy)
     if impl == "torch":
-        torch = _bench._torch()
-        return None if torch is None else _bench.torch_call(torch, variant, direction, x, dy)
+        torch = speed._torch()
+        return None if torch is None else speed.torch_call(torch, variant, direction, x, dy)
     if (variant, direction, dtype) == ("tanh", "fwd", np.float32):
-        return _bench.ort_fastgelu(x)
+        return speed.ort_fastgelu(x)
     return None
 
 
@@ -96,19 +96,19 @@ def test_gelu_speed(benchmark, ratio, case, impl):
         ratio(fn, ref, name, case[3], rebuild=lambda: (make("fastgelu", case), reference(case)[1]))
         if name == "onnxruntime":
             del ref
-            _bench.settle()
+            speed.settle()
         return
     benchmark.extra_info["elements"] = case[3]
     benchmark(fn)
     if impl == "onnxruntime":
         del fn
-        _bench.settle()
+        speed.settle()
 
 
 def _in_place(benchmark, func):
     # fresh data at every call (restored outside the timing): iterated in place on one buffer, GELU would
     # sink it to zeros and subnormals within ~150 calls and time other data than a model's
-    x0, _ = _bench.inputs(3072, np.float32)
+    x0, _ = speed.inputs(3072, np.float32)
     x = x0.copy()
     benchmark.group = "in-place-3072"
     benchmark.pedantic(func, args=(x,), kwargs={"out": x}, setup=lambda: np.copyto(x, x0), rounds=20000,
@@ -118,7 +118,7 @@ def _in_place(benchmark, func):
 def test_in_place_small_call(benchmark, ratio):
     """3,072 elements in place (one token of BERT-base's MLP): call overhead against np.tanh(x, out=x). The ratio
     mode times (restore, call) pairs of both."""
-    x0, _ = _bench.inputs(3072, np.float32)
+    x0, _ = speed.inputs(3072, np.float32)
     x = x0.copy()
     benchmark.group = "in-place-3072"
 
@@ -144,15 +144,15 @@ def test_memory_floor(benchmark, case):
 
 
 # gated GELU: gelu_mul / gelu_mul_grad against PyTorch eager F.gelu(gate) * up and its autograd backward
-GATED_CASES = [(v, d, np.float32, 262144, s) for v in ("none", "tanh") for d in _bench.GATED for s in (1, 3)]
+GATED_CASES = [(v, d, np.float32, 262144, s) for v in ("none", "tanh") for d in speed.GATED for s in (1, 3)]
 GATED_CASES += [("none", "mul", np.float32, 1 << 26, s) for s in (1, 3)]
 
 
 def gated_torch(case, gate, up, dy):
-    torch = _bench._torch()
+    torch = speed._torch()
     if torch is None or case[3] > 1 << 24:
         return None
-    return _bench.gated_torch(torch, case[0], case[1], gate, up, dy)
+    return speed.gated_torch(torch, case[0], case[1], gate, up, dy)
 
 
 def gated_reference(case, gate, up, dy):
@@ -163,18 +163,18 @@ def gated_reference(case, gate, up, dy):
 def gated_pair(case):
     """(fastgelu's callable, the reference's) on fresh inputs: the ratio mode's later passes."""
     variant, direction, dtype, n, sigma = case
-    gate, up, dy = _bench.gated_inputs(n, dtype, sigma)
-    return _bench.gated_fastgelu(variant, direction, gate, up, dy), gated_reference(case, gate, up, dy)[1]
+    gate, up, dy = speed.gated_inputs(n, dtype, sigma)
+    return speed.gated_fastgelu(variant, direction, gate, up, dy), gated_reference(case, gate, up, dy)[1]
 
 
 @pytest.mark.parametrize("impl", ("fastgelu", "torch"))
 @pytest.mark.parametrize("case", GATED_CASES, ids=case_id)
 def test_gated_speed(benchmark, ratio, case, impl):
     variant, direction, dtype, n, sigma = case
-    gate, up, dy = _bench.gated_inputs(n, dtype, sigma)
+    gate, up, dy = speed.gated_inputs(n, dtype, sigma)
     benchmark.group = case_id(case)
     if impl == "fastgelu":
-        fn = _bench.gated_fastgelu(variant, direction, gate, up, dy)
+        fn = speed.gated_fastgelu(variant, direction, gate, up, dy)
         name, ref = gated_reference(case, gate, up, dy)
         ratio(fn, ref, name, n, rebuild=lambda: gated_pair(case))
         return
@@ -188,7 +188,7 @@ def test_gated_speed(benchmark, ratio, case, impl):
 @pytest.mark.parametrize("sigma", (1, 3))
 def test_gated_memory_floor(benchmark, sigma):
     """np.multiply(gate, up, out=o) on 64M float32: three streams, what gelu_mul can reach out of cache."""
-    gate, up, _ = _bench.gated_inputs(1 << 26, np.float32, sigma)
+    gate, up, _ = speed.gated_inputs(1 << 26, np.float32, sigma)
     o = np.empty_like(gate)
     benchmark.group = case_id(("none", "mul", np.float32, 1 << 26, sigma))
     benchmark(np.multiply, gate, up, out=o)

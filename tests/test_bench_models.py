@@ -1,17 +1,17 @@
-"""`fastgelu bench --models` (fastgelu._bench_models): the table from a whole model, and the message when
+"""`fastgelu bench --models` (fastgelu.bench.models): the table from a whole model, and the message when
 transformers is missing."""
 import sys
 
 import pytest
 
-from fastgelu import _bench_models
+from fastgelu.bench import models
 
 
 def test_table_for_one_model():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     lines = []
-    rows = _bench_models.run(layers=1, batch=1, seq=8, rounds=2, dtypes=("float32",), models=("GPT-2",),
+    rows = models.run(layers=1, batch=1, seq=8, rounds=2, dtypes=("float32",), models=("GPT-2",),
                              out=lines.append)
     assert len(rows) == 1
     name, dtype, stock, patched, diff = rows[0]
@@ -27,5 +27,5 @@ def test_table_for_one_model():
 def test_skipped_with_a_message_without_transformers(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers raises ImportError
     lines = []
-    assert _bench_models.run(out=lines.append) is None
+    assert models.run(out=lines.append) is None
     assert len(lines) == 1 and "skipped" in lines[0] and "pip install" in lines[0]

@@ -109,11 +109,11 @@ def test_bound_build_skips_the_tail(libs, name, central):
 def test_torch_is_held_to_the_builds_isa_oneDNN_included():
     """PyTorch's exact GELU is oneDNN's, which ATEN_CPU_CAPABILITY does not hold to AVX2: the speed tools set
     ONEDNN_MAX_CPU_ISA too, and keep what the caller already set."""
-    from fastgelu import _bench
-    assert _bench.torch_isa_env("avx2", {}) == {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
-    assert _bench.torch_isa_env("avx2", {"ONEDNN_MAX_CPU_ISA": "SSE41"})["ONEDNN_MAX_CPU_ISA"] == "SSE41"
-    assert _bench.torch_isa_env("avx512", {}) == {"ATEN_CPU_CAPABILITY": "avx512"}
-    assert _bench.torch_isa_env("neon", {}) == {"ATEN_CPU_CAPABILITY": "default"}
+    from fastgelu.bench import speed
+    assert speed.torch_isa_env("avx2", {}) == {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    assert speed.torch_isa_env("avx2", {"ONEDNN_MAX_CPU_ISA": "SSE41"})["ONEDNN_MAX_CPU_ISA"] == "SSE41"
+    assert speed.torch_isa_env("avx512", {}) == {"ATEN_CPU_CAPABILITY": "avx512"}
+    assert speed.torch_isa_env("neon", {}) == {"ATEN_CPU_CAPABILITY": "default"}
 
 
 @pytest.mark.parametrize("name,central", CASES, ids=[c[0] for c in CASES])

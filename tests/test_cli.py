@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import fastgelu
-from fastgelu import __main__ as cli
+from fastgelu.__main__ import main
+from fastgelu.bench import cli
 
 
 def run(*args, timeout=300):
@@ -34,7 +35,7 @@ def test_check_passes_and_prints_every_row():
 def test_check_fails_when_a_bound_is_exceeded(monkeypatch, capsys):
     from fastgelu import _check
     monkeypatch.setitem(_check.BOUND, __import__("numpy").float32, 0.0)
-    assert cli.main(["check"]) == 1
+    assert main(["check"]) == 1
     assert "FAIL" in capsys.readouterr().out
 
 

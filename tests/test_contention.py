@@ -1,4 +1,4 @@
-"""Shared-machine helpers (fastgelu._contention): the busy-machine verdict of the bench report and the
+"""Shared-machine helpers (fastgelu.bench.contention): the busy-machine verdict of the bench report and the
 multi-process measurement it runs (its speed goals are in benches/test_processes.py)."""
 import multiprocessing as mp
 import time
@@ -6,29 +6,29 @@ import time
 import numpy as np
 import pytest
 
-from fastgelu import __main__ as cli
-from fastgelu import _contention
+from fastgelu.__main__ import main
+from fastgelu.bench import cli, contention
 
 
 def test_busy_verdict():
-    assert _contention.busy_verdict() is None
-    assert _contention.busy_verdict(others=0.2, scaling=1.95) is None
-    line = _contention.busy_verdict(others=1.5)
+    assert contention.busy_verdict() is None
+    assert contention.busy_verdict(others=0.2, scaling=1.95) is None
+    line = contention.busy_verdict(others=1.5)
     assert line.startswith("BUSY machine (other processes kept 1.5 of") and "set_num_threads(1)" in line
     assert "\n" not in line
-    assert "2 threads ran 0.90x the speed of 1" in _contention.busy_verdict(scaling=0.9)
+    assert "2 threads ran 0.90x the speed of 1" in contention.busy_verdict(scaling=0.9)
 
 
 def test_watch_sees_another_process():
-    if _contention._cpu_seconds() is None:
+    if contention._cpu_seconds() is None:
         pytest.skip("no /proc/stat")
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
-    spinner = ctx.Process(target=_contention._spin, args=(stop,))
+    spinner = ctx.Process(target=contention._spin, args=(stop,))
     spinner.start()
     try:
         time.sleep(0.5)  # let it start up
-        watch = _contention.Watch()
+        watch = contention.Watch()
         time.sleep(1.0)
         others = watch.others()  # asked before the child is reaped: its CPU time is not ours
     finally:
@@ -38,17 +38,17 @@ def test_watch_sees_another_process():
 
 
 def test_aggregate_runs_spawned_processes():
-    assert _contention.aggregate(2, 1, seconds=0.2) > 0
-    assert _contention.aggregate(1, 0, seconds=0.2, adaptive=False) > 0
+    assert contention.aggregate(2, 1, seconds=0.2) > 0
+    assert contention.aggregate(1, 0, seconds=0.2, adaptive=False) > 0
 
 
 @pytest.mark.parametrize("verdict", [None, "BUSY machine (a test): re-run when quiet."])
 def test_bench_report_says_busy_instead_of_missed(monkeypatch, capsys, verdict):
     monkeypatch.setattr(cli, "workloads", lambda quick: [("none", "fwd", np.float32, 3072, 1)])
     monkeypatch.setattr(cli, "targets", lambda results, quick, bar: [("a goal", "0.50x", ">= 1x", False)])
-    monkeypatch.setattr(_contention, "bench_targets", lambda quick: [("processes", "0.90x", ">= 0.85x", True)])
-    monkeypatch.setattr(_contention.Watch, "verdict", lambda self: verdict)
-    assert cli.main(["bench", "--quick"]) == 0
+    monkeypatch.setattr(contention, "bench_targets", lambda quick: [("processes", "0.90x", ">= 0.85x", True)])
+    monkeypatch.setattr(contention.Watch, "verdict", lambda self: verdict)
+    assert main(["bench", "--quick"]) == 0
     out = capsys.readouterr().out
     goal = next(line for line in out.splitlines() if "a goal" in line)
     if verdict:

@@ -1,4 +1,4 @@
-"""The judging logic of the benchmark suite's ratio mode (fastgelu/_ratios.py, benches/ --ratio-fail): recorded
+"""The judging logic of the benchmark suite's ratio mode (fastgelu/bench/ratios.py, benches/ --ratio-fail): recorded
 per-round ratios that must and must not be flagged, and the rules on synthetic rounds."""
 import json
 import os
@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from fastgelu import _ratios
+from fastgelu.bench import ratios
 
 # Per-round ratios (reference time / fastgelu time) saved by `pytest benches -k fastgelu` on a 2-core Xeon
 # (Cascade Lake) shared with other jobs (load average 11-15): "base" the default (AVX-512) build; "busy" the same
@@ -18,12 +18,12 @@ with open(os.path.join(os.path.dirname(__file__), "ratio_rounds.json")) as f:
 
 
 def test_recorded_same_build_on_a_busier_machine_not_flagged():
-    verdicts = _ratios.compare(RECORDED["base"], RECORDED["busy"], 5)
-    assert len(verdicts) == 31 and not _ratios.failed(verdicts), _ratios.report(verdicts, 5)
+    verdicts = ratios.compare(RECORDED["base"], RECORDED["busy"], 5)
+    assert len(verdicts) == 31 and not ratios.failed(verdicts), ratios.report(verdicts, 5)
 
 
 def test_recorded_avx2_slowdown_flagged():
-    verdicts = {v.case: v for v in _ratios.compare(RECORDED["base"], RECORDED["avx2"], 5)}
+    verdicts = {v.case: v for v in ratios.compare(RECORDED["base"], RECORDED["avx2"], 5)}
     assert len(RECORDED["avx2_slower"]) == 10
     for case in RECORDED["avx2_slower"]:
         assert verdicts[case].verdict == "SLOWER", verdicts[case]
@@ -33,7 +33,7 @@ def test_recorded_avx2_slowdown_flagged():
 
 def test_a_fall_confirmed_only_below_zero_is_not_slower():
     # recorded: 64M forward, same build, busier machine: -12% with an interval of about -20%..-3%
-    v = _ratios.judge("c", RECORDED["base"]["test_gelu_speed[none-fwd-float32-67108864-fastgelu]"],
+    v = ratios.judge("c", RECORDED["base"]["test_gelu_speed[none-fwd-float32-67108864-fastgelu]"],
                       RECORDED["busy"]["test_gelu_speed[none-fwd-float32-67108864-fastgelu]"], 5)
     assert v.change < -0.05 and v.high < 1 and v.verdict == "noise"
 
@@ -43,54 +43,54 @@ def rounds(median, spread, n=21, seed=0):
 
 
 def test_a_tight_fall_beyond_pct_is_slower():
-    v = _ratios.judge("c", rounds(2.0, 0.01), rounds(1.8, 0.01, seed=1), 5)
+    v = ratios.judge("c", rounds(2.0, 0.01), rounds(1.8, 0.01, seed=1), 5)
     assert v.verdict == "SLOWER" and v.high < 0.95 and v.change == pytest.approx(-0.1, abs=0.01)
 
 
 def test_a_fall_within_pct_passes():
-    assert _ratios.judge("c", rounds(2.0, 0.01), rounds(1.94, 0.01, seed=1), 5).verdict == "same"
+    assert ratios.judge("c", rounds(2.0, 0.01), rounds(1.94, 0.01, seed=1), 5).verdict == "same"
 
 
 def test_a_fall_beyond_pct_inside_the_noise_is_noise():
     # rounds scattered by 20%: a 7% fall of the medians is not confirmed by the interval
-    v = _ratios.judge("c", rounds(2.0, 0.2), rounds(1.8, 0.2, seed=1), 5)
+    v = ratios.judge("c", rounds(2.0, 0.2), rounds(1.8, 0.2, seed=1), 5)
     assert v.change < -0.05 and v.verdict == "noise" and v.low < 1 < v.high
 
 
 def test_a_tight_rise_is_faster_and_passes():
-    v = _ratios.judge("c", rounds(2.0, 0.01), rounds(2.4, 0.01, seed=1), 5)
+    v = ratios.judge("c", rounds(2.0, 0.01), rounds(2.4, 0.01, seed=1), 5)
     assert v.verdict == "faster"
-    assert not _ratios.failed([v])
+    assert not ratios.failed([v])
 
 
 def test_identical_rounds_are_the_same():
     r = rounds(1.5, 0.05)
-    v = _ratios.judge("c", r, r, 0)
+    v = ratios.judge("c", r, r, 0)
     assert v.verdict == "same" and v.change == 0
 
 
 def test_new_and_gone_cases_do_not_fail():
-    verdicts = _ratios.compare({"old": [1.0, 1.1]}, {"new": [1.0, 1.2]}, 5)
+    verdicts = ratios.compare({"old": [1.0, 1.1]}, {"new": [1.0, 1.2]}, 5)
     assert [(v.case, v.verdict) for v in verdicts] == [("new", "new"), ("old", "gone")]
-    assert not _ratios.failed(verdicts)
+    assert not ratios.failed(verdicts)
 
 
 def test_the_interval_is_reproducible():
     a, b = rounds(2.0, 0.05), rounds(1.9, 0.05, seed=1)
-    assert _ratios.interval(a, b) == _ratios.interval(a, b)
+    assert ratios.interval(a, b) == ratios.interval(a, b)
 
 
 def test_negative_pct_is_refused():
     with pytest.raises(ValueError, match="pct"):
-        _ratios.judge("c", [1.0], [1.0], -1)
+        ratios.judge("c", [1.0], [1.0], -1)
 
 
 def test_ratios_of_reads_saved_records():
     saved = [{"fullname": "a", "extra_info": {"ratios": [1, 2]}}, {"fullname": "b", "extra_info": {}},
              {"fullname": "c"}]
-    assert _ratios.ratios_of(saved) == {"a": [[1.0, 2.0]]}
+    assert ratios.ratios_of(saved) == {"a": [[1.0, 2.0]]}
     passes = [{"fullname": "a", "extra_info": {"ratios": [1, 2, 3], "ratio_passes": [[1, 2], [3]]}}]
-    assert _ratios.ratios_of(passes) == {"a": [[1.0, 2.0], [3.0]]}
+    assert ratios.ratios_of(passes) == {"a": [[1.0, 2.0], [3.0]]}
 
 
 def passes(centres, spread=0.01, n=8, seed=0):
@@ -102,30 +102,30 @@ def test_a_fall_within_the_runs_own_phase_spread_is_noise():
     # is within what the runs' passes already disagree on
     old = passes([2.0, 1.8, 1.9, 1.85])
     new = passes([1.75, 1.65, 1.7, 1.72], seed=10)
-    v = _ratios.judge("c", old, new, 5)
+    v = ratios.judge("c", old, new, 5)
     assert v.change < -0.05 and v.verdict == "noise", v
     # judged round by round (the passes flattened into one), the same data would have been SLOWER
-    flat = _ratios.judge("c", [r for p in old for r in p], [r for p in new for r in p], 5)
+    flat = ratios.judge("c", [r for p in old for r in p], [r for p in new for r in p], 5)
     assert flat.verdict == "SLOWER", flat
 
 
 def test_a_fall_in_every_pass_is_slower():
     old = passes([2.0, 1.9, 2.0, 1.95])
     new = passes([1.6, 1.55, 1.6, 1.58], seed=10)
-    v = _ratios.judge("c", old, new, 5)
+    v = ratios.judge("c", old, new, 5)
     assert v.verdict == "SLOWER" and v.high < 0.95, v
 
 
 def test_passes_of_unequal_length_are_judged():
     old = [rounds(2.0, 0.01, 8), rounds(2.0, 0.01, 3, seed=1)]
     new = [rounds(2.0, 0.01, 5, seed=2)]
-    assert _ratios.judge("c", old, new, 5).verdict == "same"
+    assert ratios.judge("c", old, new, 5).verdict == "same"
 
 
 def test_report_names_the_slowed_case():
-    verdicts = _ratios.compare({"x": rounds(2.0, 0.01), "y": rounds(1.0, 0.01)},
+    verdicts = ratios.compare({"x": rounds(2.0, 0.01), "y": rounds(1.0, 0.01)},
                                {"x": rounds(1.6, 0.01, seed=1), "y": rounds(1.0, 0.01, seed=1)}, 5)
-    lines = _ratios.report(verdicts, 5)
+    lines = ratios.report(verdicts, 5)
     assert any(line.startswith("x ") and line.rstrip().endswith("SLOWER") for line in lines)
     assert lines[-1].endswith("FAILED: x")
 
@@ -135,11 +135,11 @@ def test_runs_at_other_thread_counts_are_not_compared():
         info = {"ratios": [1.0]} if threads is None else {"ratios": [1.0], "threads": threads}
         return {"fullname": name, "extra_info": info}
     old = [rec("a", 1), rec("b", 2)]
-    assert _ratios.threads_differ(old, [rec("a", 1), rec("b", 2)], {"a", "b"}) is None
-    assert _ratios.threads_differ(old, [rec("a", 1), rec("b", 1)], {"a"}) is None   # b not compared
-    why = _ratios.threads_differ(old, [rec("a", 1), rec("b", 1)], {"a", "b"})
+    assert ratios.threads_differ(old, [rec("a", 1), rec("b", 2)], {"a", "b"}) is None
+    assert ratios.threads_differ(old, [rec("a", 1), rec("b", 1)], {"a"}) is None   # b not compared
+    why = ratios.threads_differ(old, [rec("a", 1), rec("b", 1)], {"a", "b"})
     assert why.startswith("b:") and "2 thread(s)" in why and "--bench-threads" in why
-    assert "before --bench-threads" in _ratios.threads_differ([rec("a", None)], [rec("a", 1)], {"a"})
+    assert "before --bench-threads" in ratios.threads_differ([rec("a", None)], [rec("a", 1)], {"a"})
 
 
 def test_command_line_refuses_runs_at_other_thread_counts(tmp_path, capsys):
@@ -147,26 +147,26 @@ def test_command_line_refuses_runs_at_other_thread_counts(tmp_path, capsys):
     for name, threads in (("old", 1), ("new", 2)):
         (tmp_path / f"{name}.json").write_text(json.dumps(
             {"benchmarks": [{"fullname": "a", "extra_info": {"ratios": [1.0, 1.1], "threads": threads}}]}))
-    assert _ratios.main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
+    assert ratios.main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
     assert "same --bench-threads" in capsys.readouterr().out
 
 
 def test_the_suite_holds_every_librarys_threads_and_lets_go():
     import fastgelu
-    from fastgelu import _bench
+    from fastgelu.bench import speed
     before = fastgelu.ufuncs._kernels._backoff()["user"]
     try:
         import torch
         torch_before = torch.get_num_threads()
     except ImportError:
         torch = None
-    _bench.hold_threads(1)
+    speed.hold_threads(1)
     try:
-        assert fastgelu.get_num_threads() == 1 and _bench._threads() == 1
+        assert fastgelu.get_num_threads() == 1 and speed._threads() == 1
         if torch is not None:
-            assert _bench._torch().get_num_threads() == 1
+            assert speed._torch().get_num_threads() == 1
     finally:
-        _bench.hold_threads(None)
+        speed.hold_threads(None)
         if torch is not None:
             torch.set_num_threads(torch_before)
-    assert fastgelu.ufuncs._kernels._backoff()["user"] == before and _bench._held is None
+    assert fastgelu.ufuncs._kernels._backoff()["user"] == before and speed._held is None

@@ -6,7 +6,7 @@ finding and redoing those lanes were free), and the competitor (PyTorch's GELU a
 form, ONNX Runtime's FastGelu for the tanh form), on the same arrays, 256K float32:
 
   python tools/bound_f32.py --isa avx2          # the AVX2 kernels (PyTorch is held to AVX2 too, its oneDNN
-                                                # kernels included: fastgelu._bench.torch_isa_env)
+                                                # kernels included: fastgelu.bench.speed.torch_isa_env)
   python tools/bound_f32.py --isa avx512
   python tools/bound_f32.py --isa avx2 --reach 4 5 6 8   # and the kernels with their tail moved out to |x| = R
   python tools/bound_f32.py --isa avx512 --cflags noscatter=-DGX_F_HAS_SCATTER=0   # and a build with more flags
@@ -49,11 +49,11 @@ def main():
     import numpy as np
 
     import gelu_f32_kernel as gk
-    from fastgelu import _bench
-    _bench.torch_isa_env(a.isa, os.environ)         # PyTorch held to the build's ISA, before it is imported
+    from fastgelu.bench import speed
+    speed.torch_isa_env(a.isa, os.environ)         # PyTorch held to the build's ISA, before it is imported
     import fastgelu
     fastgelu.set_num_threads(1)                     # ORT's session takes its thread count from it
-    torch = _bench._torch()
+    torch = speed._torch()
     opt = ["-O3", "-fno-math-errno"]                # as setup.py builds the package
     libs = {"kernel": ctypes.CDLL(gk.build(a.isa, opt)), "bound": ctypes.CDLL(gk.build(a.isa, opt + ["-DGX_F_BOUND"]))}
     # the builds beside the package's: --reach's tail thresholds, then --cflags' flags
@@ -68,7 +68,7 @@ def main():
                "U(-8,8)": rng.uniform(-8, 8, n).astype(np.float32)}
     dy = rng.standard_normal(n, dtype=np.float32)
     y = np.empty(n, np.float32)
-    print(f"CPU: {_bench.cpu_name()}; {a.isa} kernels; torch {getattr(torch, '__version__', 'absent')}; "
+    print(f"CPU: {speed.cpu_name()}; {a.isa} kernels; torch {getattr(torch, '__version__', 'absent')}; "
           f"one thread, {n} float32, p{a.pct:g} of {a.rounds * 3} single calls\n")
     calls, rows = {}, []
     for fname, label, comp in CASES:
@@ -82,15 +82,15 @@ def main():
                     f.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long]
                     calls[fname, sname, tag] = (lambda f=f, x=x: f(x.ctypes.data, y.ctypes.data, n))
             if comp == "ort":     # one intra-op thread: no worker pool to spin between its calls
-                c, name = _bench.ort_fastgelu(x), "ONNX Runtime"
+                c, name = speed.ort_fastgelu(x), "ONNX Runtime"
             else:
                 c, name = (None if torch is None else
-                           _bench.torch_call(torch, "none", "fwd" if fname == "gelu" else "grad", x, dy)), "PyTorch"
+                           speed.torch_call(torch, "none", "fwd" if fname == "gelu" else "grad", x, dy)), "PyTorch"
             if c is not None:
                 calls[fname, sname, "competitor"] = c
             rows.append((fname, sname, label + (f" vs {name}" if c is not None else "")))
     # every contender of every row in each round, in a new order each time: the rows share the machine's spells
-    p = _bench.shuffled_percentiles(calls, a.rounds, n, a.pct)
+    p = speed.shuffled_percentiles(calls, a.rounds, n, a.pct)
     print("| function | spread | kernel ns/elem | bound ns/elem | competitor ns/elem | kernel ratio | bound ratio "
           "| the tail handling adds |")
     print("|---|---|---|---|---|---|---|---|")

@@ -8,7 +8,7 @@ The threshold is PARALLEL_MIN in fastgelu/_threads_policy.pxi (the tuning hook _
 import numpy as np
 
 import fastgelu
-from fastgelu._bench import inputs, median_time
+from fastgelu.bench.speed import inputs, median_time
 
 SIZES = (4096, 8192, 16384, 24576, 32768, 49152, 65536, 131072)
 

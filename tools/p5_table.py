@@ -36,9 +36,9 @@ def child(threads, rounds, n, which):
     import numpy as np
 
     import fastgelu
-    from fastgelu import _bench
+    from fastgelu.bench import speed
     fastgelu.set_num_threads(threads)          # ONNX Runtime's session takes its thread count from it
-    torch = _bench._torch() if which in ("all", "torch") else None
+    torch = speed._torch() if which in ("all", "torch") else None
     if torch is not None:
         torch.set_num_threads(threads)
     rng = np.random.default_rng(0)
@@ -55,24 +55,24 @@ def child(threads, rounds, n, which):
             calls["gelu_tanh", s, "fastgelu"] = lambda x=x: fastgelu.gelu(x, approximate="tanh", out=y)
             if s != "U(-8,8)":
                 for v in ("none", "tanh"):
-                    calls["mul_" + v, s, "fastgelu"] = _bench.gated_fastgelu(v, "mul", x, up, dy)
+                    calls["mul_" + v, s, "fastgelu"] = speed.gated_fastgelu(v, "mul", x, up, dy)
         if torch is not None:
-            calls["gelu", s, "torch"] = _bench.torch_call(torch, "none", "fwd", x, dy)
-            calls["gelu_grad", s, "torch"] = _bench.torch_call(torch, "none", "grad", x, dy)
+            calls["gelu", s, "torch"] = speed.torch_call(torch, "none", "fwd", x, dy)
+            calls["gelu_grad", s, "torch"] = speed.torch_call(torch, "none", "grad", x, dy)
             if s != "U(-8,8)":
                 for v in ("none", "tanh"):
-                    calls["mul_" + v, s, "torch"] = _bench.gated_torch(torch, v, "mul", x, up, dy)
+                    calls["mul_" + v, s, "torch"] = speed.gated_torch(torch, v, "mul", x, up, dy)
         if which in ("all", "ort"):
-            o = _bench.ort_fastgelu(x)
+            o = speed.ort_fastgelu(x)
             if o is not None:
                 calls["gelu_tanh", s, "ort"] = o
-    p = _bench.shuffled_percentiles(calls, rounds, n)
+    p = speed.shuffled_percentiles(calls, rounds, n)
     print(json.dumps({"|".join(k): v for k, v in p.items()}))
 
 
 def run(isa, threads, rounds, n):
-    from fastgelu import _bench
-    env = _bench.torch_isa_env(isa, dict(os.environ, FASTGELU_ISA=isa))
+    from fastgelu.bench import speed
+    env = speed.torch_isa_env(isa, dict(os.environ, FASTGELU_ISA=isa))
 
     def spawn(which):
         out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds), "-n", str(n),
@@ -114,11 +114,12 @@ def main():
         sys.path.insert(0, os.path.join(HERE, ".."))
     if a.child:
         return child(a.child, a.rounds, a.n, a.which)
-    from fastgelu import _bench, _dispatch
+    from fastgelu import _dispatch
+    from fastgelu.bench import speed
     isas = [a.isa] if a.isa else [i for i in _dispatch.available() if i != "generic"]
     threads = [int(t) for t in a.threads.split(",")]
     results = [((isa, t), run(isa, t, a.rounds, a.n)) for isa in isas for t in threads]
-    print(f"CPU: {_bench.cpu_name()}; {a.n} float32; p5 of {3 * a.rounds} shuffled single calls; ratio = the "
+    print(f"CPU: {speed.cpu_name()}; {a.n} float32; p5 of {3 * a.rounds} shuffled single calls; ratio = the "
           "competitor's time over fastgelu's (fastgelu's ns an element)\n")
     print(table(results))
 

@@ -8,7 +8,7 @@
 Quiet scaling: float32 exact forward, Gelem/s per thread count, fastgelu beside PyTorch (--torch) and beside
 itself with the policy's caps switched off (--fixed: the cost of the policy), interleaved rounds, medians.
 Processes: P spawned processes calling GELU on 256K float32 in a loop at once, aggregate Gelem/s with the
-default thread count over the same P processes at one thread each (fastgelu._contention.aggregate).
+default thread count over the same P processes at one thread each (fastgelu.bench.contention.aggregate).
 Run it on a quiet machine; `uptime` first.
 """
 import argparse
@@ -33,12 +33,12 @@ def main():
     a = p.parse_args()
 
     import fastgelu
-    from fastgelu import _bench, _contention, _scaling
+    from fastgelu.bench import contention, scaling, speed
     torch = None
     if a.torch:
         import torch
     cfg = fastgelu.get_config()
-    out = {"cpu": _bench.cpu_name(), "cpus": os.cpu_count(), "affinity": _contention.affinity(),
+    out = {"cpu": speed.cpu_name(), "cpus": os.cpu_count(), "affinity": contention.affinity(),
            "isa": cfg["isa"], "python": platform.python_version(), "torch": getattr(torch, "__version__", None),
            "loadavg": open("/proc/loadavg").read().strip() if os.path.exists("/proc/loadavg") else None,
            "date": time.strftime("%Y-%m-%d"), "scaling": [], "processes": []}
@@ -49,22 +49,22 @@ def main():
         for sigma in [float(s) for s in a.sigmas.split(",")]:
             k = fastgelu.ufuncs._kernels
             k._backoff(reset=True)
-            rates = _scaling.measure(n, sigma, counts, torch=torch, rounds=a.rounds,
+            rates = scaling.measure(n, sigma, counts, torch=torch, rounds=a.rounds,
                                      adaptive=None if a.fixed else True)
             state = k._backoff()
             print(f"\n{n:,} float32, randn*{sigma:g}:")
-            print("\n".join(_scaling.table(rates)))
+            print("\n".join(scaling.table(rates)))
             print(f"policy: {state['late_calls']} late of {state['team_calls']} team calls, "
                   f"{state.get('load_capped', '-')} of {state.get('samples', '-')} load samples capped; "
-                  + _scaling.reading(rates, state), flush=True)
+                  + scaling.reading(rates, state), flush=True)
             out["scaling"].append({"n": n, "sigma": sigma, "rates": {i: {str(t): v for t, v in r.items()}
                                                                      for i, r in rates.items()},
                                    "late_calls": state["late_calls"], "team_calls": state["team_calls"],
                                    "samples": state.get("samples"), "load_capped": state.get("load_capped")})
     for procs in [int(s) for s in a.processes.split(",") if s]:
-        one = _contention.aggregate(procs, 1, seconds=a.seconds)
-        many = _contention.aggregate(procs, 0, seconds=a.seconds)
-        threads = sorted(_contention.last_threads)
+        one = contention.aggregate(procs, 1, seconds=a.seconds)
+        many = contention.aggregate(procs, 0, seconds=a.seconds)
+        threads = sorted(contention.last_threads)
         print(f"\n{procs} processes, 256K float32: x 1 thread {one:.2f} Gelem/s, x default {many:.2f}: "
               f"{many / one:.2f}x (threads a call would use at the end, per process: {threads})", flush=True)
         out["processes"].append({"processes": procs, "one": one, "default": many, "threads": threads})

@@ -41,15 +41,15 @@ def ort_child(threads, rounds):
     import numpy as np
 
     import fastgelu
-    from fastgelu import _bench
+    from fastgelu.bench import speed
     fastgelu.set_num_threads(threads)           # the session takes its thread count from it
     res = {}
     for spread in SPREADS:
         x, _ = _inputs(N, np.float32, spread)
-        oc = _bench.ort_fastgelu(x)
+        oc = speed.ort_fastgelu(x)
         if oc is None:
             break
-        res[f"tanh-fwd-f32-{spread}"] = {"onnxruntime": N / _bench.median_time(oc, rounds=rounds) / 1e9}
+        res[f"tanh-fwd-f32-{spread}"] = {"onnxruntime": N / speed.median_time(oc, rounds=rounds) / 1e9}
         del oc
     print(json.dumps(res))
 
@@ -59,12 +59,13 @@ def child(threads, rounds, ort=True):
     import numpy as np
 
     import fastgelu
-    from fastgelu import _api, _bench, ufuncs
+    from fastgelu import _api, ufuncs
+    from fastgelu.bench import speed
     fastgelu.set_num_threads(threads)
-    torch = _bench._torch()
+    torch = speed._torch()
     if torch is not None:
         torch.set_num_threads(threads)
-    res = {"isa": ufuncs.ISA, "threads": threads, "cpu": _bench.cpu_name()}
+    res = {"isa": ufuncs.ISA, "threads": threads, "cpu": speed.cpu_name()}
     dtypes = [("f32", np.float32), ("f64", np.float64), ("f16", np.float16)]
     if ufuncs.BFLOAT16 is not None:
         dtypes.append(("bf16", ufuncs.BFLOAT16))
@@ -81,39 +82,39 @@ def child(threads, rounds, ort=True):
             fwd, grad = _api.VARIANTS[variant]
             fg = (lambda: fwd(x, out=out)) if direction == "fwd" else (lambda: grad(x, dy, out=out))
             key = f"{variant}-{direction}-{tname}-{spread}"
-            r = {"fastgelu": N / _bench.median_time(fg, rounds=rounds) / 1e9}
+            r = {"fastgelu": N / speed.median_time(fg, rounds=rounds) / 1e9}
             if torch is not None:
-                tc = _bench.torch_call(torch, variant, direction, x, dy)
+                tc = speed.torch_call(torch, variant, direction, x, dy)
                 if tc is not None:
-                    r["torch"] = N / _bench.median_time(tc, rounds=rounds) / 1e9
+                    r["torch"] = N / speed.median_time(tc, rounds=rounds) / 1e9
             if ort and (variant, direction, tname) == ("tanh", "fwd", "f32"):
-                oc = _bench.ort_fastgelu(x)
+                oc = speed.ort_fastgelu(x)
                 if oc is not None:
-                    r["onnxruntime"] = N / _bench.median_time(oc, rounds=rounds) / 1e9
+                    r["onnxruntime"] = N / speed.median_time(oc, rounds=rounds) / 1e9
                     del oc
-                    _bench.settle()
+                    speed.settle()
             res[key] = r
     # the gated forward against PyTorch eager F.gelu(gate, approximate=...) * up (issue 42's row; randn only)
     for variant in ("none", "tanh"):
         for spread in ("s1", "s3"):
-            gate, up, dy = _bench.gated_inputs(N, np.float32, sigma=3 if spread == "s3" else 1)
-            r = {"fastgelu": N / _bench.median_time(_bench.gated_fastgelu(variant, "mul", gate, up, dy),
+            gate, up, dy = speed.gated_inputs(N, np.float32, sigma=3 if spread == "s3" else 1)
+            r = {"fastgelu": N / speed.median_time(speed.gated_fastgelu(variant, "mul", gate, up, dy),
                                                     rounds=rounds) / 1e9}
             if torch is not None:
-                r["torch"] = N / _bench.median_time(_bench.gated_torch(torch, variant, "mul", gate, up, dy),
+                r["torch"] = N / speed.median_time(speed.gated_torch(torch, variant, "mul", gate, up, dy),
                                                     rounds=rounds) / 1e9
             res[f"{variant}-mul-f32-{spread}"] = r
     big = 1 << 26
     for spread in ("s1", "s3"):
         x, _ = _inputs(big, np.float32, spread)
         o = np.empty_like(x)
-        t_fg = _bench.median_time(lambda: ufuncs.gelu(x, out=o), rounds=max(3, rounds // 2))
-        t_floor = _bench.median_time(lambda: np.multiply(x, 1, out=o), rounds=max(3, rounds // 2))
+        t_fg = speed.median_time(lambda: ufuncs.gelu(x, out=o), rounds=max(3, rounds // 2))
+        t_floor = speed.median_time(lambda: np.multiply(x, 1, out=o), rounds=max(3, rounds // 2))
         res[f"64M-{spread}"] = {"fastgelu": big / t_fg / 1e9, "floor": big / t_floor / 1e9}
         del x, o
     x, _ = _inputs(3072, np.float32, "s1")
-    t_fg = _bench.in_place_time(ufuncs.gelu, x, rounds=rounds)
-    t_tanh = _bench.in_place_time(np.tanh, x, rounds=rounds)
+    t_fg = speed.in_place_time(ufuncs.gelu, x, rounds=rounds)
+    t_tanh = speed.in_place_time(np.tanh, x, rounds=rounds)
     res["3072-inplace"] = {"fastgelu_us": t_fg * 1e6, "tanh_us": t_tanh * 1e6}
     print(json.dumps(res))
 
@@ -121,8 +122,8 @@ def child(threads, rounds, ort=True):
 def run(isa, threads, rounds):
     # PyTorch runs the kernels it would pick on a CPU with only that ISA, so the AVX2 build is compared with
     # PyTorch's AVX2 kernels (its oneDNN ones too), as on an AVX2-only machine
-    from fastgelu import _bench
-    env = _bench.torch_isa_env(isa, dict(os.environ, FASTGELU_ISA=isa))
+    from fastgelu.bench import speed
+    env = speed.torch_isa_env(isa, dict(os.environ, FASTGELU_ISA=isa))
 
     def spawn(*flags):
         out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds), *flags],

@@ -6,7 +6,7 @@
 Per run: the float32 exact forward, out of place, 256K and 4M elements of randn*sigma (sigma 1 and 3), Gelem/s
 (median of ROUNDS timed rounds of 4M elements after two warm-up calls) in a fresh process at 1 thread, at 2
 threads, and with a 16-thread team (OMP_NUM_THREADS=16, fastgelu's default count then); P = 2, 4, 8 spawned
-processes at default threads against P x 1 thread (fastgelu._contention.aggregate). Targets: 2 threads >= 1.8x
+processes at default threads against P x 1 thread (fastgelu.bench.contention.aggregate). Targets: 2 threads >= 1.8x
 of 1; the 16-thread team >= 0.85x of 2 threads; P processes >= 0.85x of P x 1 thread. --control adds a 2-thread
 process with the policy's caps off to each group (what the machine gives a team of two), and each run lists the
 processes whose rounds ended below their team or that saw late calls.
@@ -68,7 +68,7 @@ def child(n, sigma, threads, rounds, env=None, policy=True):
 
 
 def one_run(pairs, control, rounds):
-    from fastgelu import _contention
+    from fastgelu.bench import contention
     res, ok = {}, True
     for n in (1 << 18, 1 << 22):
         for sigma in (1.0, 3.0):
@@ -87,8 +87,8 @@ def one_run(pairs, control, rounds):
     for p in (2, 4, 8):
         groups = []
         for _ in range(pairs):
-            a1 = _contention.aggregate(p, 1, seconds=1.0)
-            ad = _contention.aggregate(p, 0, seconds=1.0)
+            a1 = contention.aggregate(p, 1, seconds=1.0)
+            ad = contention.aggregate(p, 0, seconds=1.0)
             groups.append((a1, ad, ad / a1))
         a1, ad, r = (float(np.median(c)) for c in zip(*groups))
         ok &= r >= 0.85

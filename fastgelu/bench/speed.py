@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from . import _api, ufuncs
+from .. import _api, ufuncs
 
 SQRT1_2 = 0.7071067811865476
 

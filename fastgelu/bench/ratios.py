@@ -21,7 +21,7 @@ resampling of either run brings it within PCT. A change beyond PCT that the inte
 a noisy machine gives "noise", not a false SLOWER; only a change larger than the run's own phase spread
 gives a verdict. A run saved with one pass (flat extra_info["ratios"]) is judged by its rounds alone.
 
-    python -m fastgelu._ratios OLD.json NEW.json --ratio-fail 5     # judge two saved runs again
+    python -m fastgelu.bench.ratios OLD.json NEW.json --ratio-fail 5     # judge two saved runs again
 """
 from typing import NamedTuple
 
@@ -161,7 +161,7 @@ def report(verdicts, pct, level=LEVEL):
 def main(argv=None):
     import argparse
     import json
-    p = argparse.ArgumentParser(prog="python -m fastgelu._ratios", description="judge two saved benches/ runs")
+    p = argparse.ArgumentParser(prog="python -m fastgelu.bench.ratios", description="judge two saved benches/ runs")
     p.add_argument("old")
     p.add_argument("new")
     p.add_argument("--ratio-fail", type=float, default=5.0, metavar="PCT")

@@ -9,7 +9,8 @@ import copy
 import statistics
 import time
 
-from . import _bench, _threads
+from .. import _threads
+from . import speed
 
 # name, its GELU, transformers model class, config class, config (hidden sizes of the base models)
 MODELS = [
@@ -51,7 +52,7 @@ def _time(torch, model, inputs):
 def measure(name, torch, tf, dtype, *, layers, batch, seq, rounds):
     """(stock seconds, patched seconds, max abs diff, patch report) for one model and dtype: medians of
     `rounds` interleaved rounds after one warm-up call each."""
-    from .torch import patch
+    from ..torch import patch
     _, _, cls, cfg_cls, cfg = next(m for m in MODELS if m[0] == name)
     stock = _build(tf, torch, cls, cfg_cls, cfg, layers, dtype)
     patched = copy.deepcopy(stock)
@@ -87,7 +88,7 @@ def run(*, layers=4, batch=8, seq=128, rounds=7, dtypes=("bfloat16", "float32"),
     tf.logging.set_verbosity_error()
     threads = _threads.affinity_count()
     torch.set_num_threads(threads)
-    out(f"Whole models, stock vs fastgelu.torch.patch: {_bench.cpu_name()}, PyTorch {torch.__version__}, "
+    out(f"Whole models, stock vs fastgelu.torch.patch: {speed.cpu_name()}, PyTorch {torch.__version__}, "
         f"transformers {tf.__version__}, {threads} PyTorch threads")
     out(f"random-init configs, {layers} layers, batch {batch} x {seq} tokens (ViT: {batch} images 224x224), "
         f"inference_mode, medians of {rounds} interleaved rounds")

@@ -122,7 +122,7 @@ def count(isa, workdir):
     cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out_file}"]
     cmd += [f"--toggle-collect={TOGGLE}", f"--dump-after={TOGGLE}"]
     cmd += [sys.executable, "-c",
-            f"from fastgelu import _instructions; _instructions.child({out_file!r}, {names_file!r})"]
+            f"from fastgelu.bench import instructions; instructions.child({out_file!r}, {names_file!r})"]
     run = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True)
     if run.returncode != 0 or not os.path.exists(names_file):
         raise RuntimeError(f"callgrind run for the {isa} build failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
@@ -172,7 +172,7 @@ def valgrind_version():
 
 def run(baseline_path=BASELINE, update=False):
     """The command: count, print one line per kernel, compare with (or rewrite) the baseline; exit status."""
-    from . import _dispatch
+    from .. import _dispatch
     if shutil.which("valgrind") is None:
         print("fastgelu bench --instructions needs Valgrind (callgrind), which is not installed: "
               "apt-get install valgrind (Debian/Ubuntu), dnf install valgrind (Fedora)", file=sys.stderr)

@@ -4,7 +4,8 @@ oversubscribed, from fastgelu's own load samples). Used by `fastgelu bench` and 
 """
 import numpy as np
 
-from . import _api, _bench, _contention
+from .. import _api
+from . import contention, speed
 
 
 def thread_counts(limit):
@@ -21,8 +22,8 @@ def measure(n=1 << 22, sigma=1, counts=None, torch=None, rounds=5, adaptive=True
     preallocated array; impl "fastgelu", "torch" (when given the module), and "fastgelu (fixed)" with the
     policy's caps switched off when adaptive is None (both, interleaved). Rounds alternate thread counts
     and implementations, so a drift of the machine hits all alike; each figure is the median."""
-    counts = counts or thread_counts(max(_api.get_num_threads(), _contention.affinity()))
-    x, _ = _bench.inputs(n, np.float32, sigma=sigma)
+    counts = counts or thread_counts(max(_api.get_num_threads(), contention.affinity()))
+    x, _ = speed.inputs(n, np.float32, sigma=sigma)
     out = np.empty_like(x)
     gelu = _api.ufuncs.gelu
     calls = {"fastgelu": lambda: gelu(x, out=out)}
@@ -44,7 +45,7 @@ def measure(n=1 << 22, sigma=1, counts=None, torch=None, rounds=5, adaptive=True
                     on = adaptive if adaptive is not None else impl == "fastgelu"
                     for m in kernels:
                         m._backoff(adaptive=on)
-                    times[impl, t].append(_bench.median_time(fn, min_round=min_round, rounds=1))
+                    times[impl, t].append(speed.median_time(fn, min_round=min_round, rounds=1))
     finally:
         for m in kernels:
             m._backoff(adaptive=True)

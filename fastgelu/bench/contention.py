@@ -184,7 +184,8 @@ def thread_scaling(n=1 << 20):
     with fewer than 2 threads."""
     import numpy as np
 
-    from . import _api, _bench
+    from .. import _api
+    from . import speed
     nt = _api.get_num_threads()
     if nt < 2 and affinity() < 2:
         return None
@@ -192,9 +193,9 @@ def thread_scaling(n=1 << 20):
     out = np.empty_like(x)
     try:
         _api.set_num_threads(1)
-        t1 = _bench.median_time(lambda: _api.ufuncs.gelu(x, out=out), rounds=5)
+        t1 = speed.median_time(lambda: _api.ufuncs.gelu(x, out=out), rounds=5)
         _api.set_num_threads(2)
-        t2 = _bench.median_time(lambda: _api.ufuncs.gelu(x, out=out), rounds=5)
+        t2 = speed.median_time(lambda: _api.ufuncs.gelu(x, out=out), rounds=5)
     finally:
         _api.set_num_threads(max(nt, 1))
     return t1 / t2
