@@ -124,7 +124,7 @@ def extensions():
     # float32 in float32 arithmetic on SIMD vectors in the AVX-512, AVX2 and aarch64 (NEON) builds
     # (fastgelu/src/fg_simd.h): on unless FASTGELU_F32_FWD=0
     if os.environ.get("FASTGELU_F32_FWD", "1") != "0":
-        macros.append(("FASTGELU_F32_FWD", "1"))
+        macros.append(("FG_F32_FWD", "1"))
     exts = []
     for isa in isa_levels():
         stub = os.path.join("fastgelu", f"_kernels_{isa}.pyx")

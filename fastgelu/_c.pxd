@@ -16,7 +16,7 @@ cdef extern from "fg_fp.h":
     float fg_fmaf(float a, float b, float c) noexcept nogil
     unsigned int fg_f32_bits(float x) noexcept nogil
     float fg_f32_from_bits(unsigned int i) noexcept nogil
-    float self "fg_self"(bint c, float a, float b) noexcept nogil
+    float sel32 "fg_sel32"(bint c, float a, float b) noexcept nogil
 
     const double _SHIFTER "FG_SHIFTER"
     const double _SHIFTER_BIAS "FG_SHIFTER_BIAS"
@@ -30,34 +30,34 @@ cdef extern from "fg_fp.h":
 
 # ---- fg_exact.h: the exact form's float64 constants and piece boundaries -----------------------------------
 cdef extern from "fg_exact.h":
-    const double GX_C_HI
-    const double GX_C_LO
-    const double GX_C2_HI
-    const double GX_C2_LO
-    const double GX_SCALE_DN
-    const double GX_CENTRAL
-    const double GX_CENTRAL_GRAD
+    const double FG_INV_SQRT2PI_HI
+    const double FG_INV_SQRT2PI_LO
+    const double FG_SQRT2_OVER_PI_HI
+    const double FG_SQRT2_OVER_PI_LO
+    const double FG_SCALE_DN
+    const double FG_CENTRAL
+    const double FG_CENTRAL_GRAD
 
 # ---- fg_lanes.h: lane masks and the float64 lane queue ----------------------------------------------------
 cdef extern from "fg_lanes.h":
     int fg_ctz32(unsigned int m) noexcept nogil
     int fg_popcount32(unsigned int m) noexcept nogil
-    unsigned int _gx_far_mask "fg_far_mask32"(const float* x) noexcept nogil
-    unsigned int _gx_far_mask64 "fg_far_mask64"(const double* x, double lim) noexcept nogil
+    unsigned int fg_far_mask32(const float* x) noexcept nogil
+    unsigned int fg_far_mask64(const double* x, double lim) noexcept nogil
     const bint FG_QUEUE64_VEC
     int fg_queue64(double* xq, double** yq, int k, const double* x, double* y, unsigned int mask) noexcept nogil
 
 # ---- fg_gelu_f32.h: the exact form in float32 arithmetic on SIMD vectors ----------------------------------
 cdef extern from "fg_gelu_f32.h":
-    # Compiled in when FASTGELU_F32_FWD is defined (setup.py does unless FASTGELU_F32_FWD=0 at build time) in
-    # a build with SIMD primitives (fg_simd.h); GX_F32_SIMD says whether this build has them.
-    const bint GX_F32_SIMD
-    void gx_f_gelu_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    void gx_f_gelu_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
+    # Compiled in when FG_F32_FWD is defined (setup.py does unless FASTGELU_F32_FWD=0 at build time) in
+    # a build with SIMD primitives (fg_simd.h); FG_F32_SIMD says whether this build has them.
+    const bint FG_F32_SIMD
+    void fg_f_gelu_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    void fg_f_gelu_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
     # y = GELU(x)*u, y apart from x and u; returns the number of tail lanes whose GELU(x) lost its accuracy
     # before the product, their offsets in lost (room for n), and sets *tiny where lanes <= 2^-30 were met,
-    # which it leaves to the caller; carry: 0 before a piece's first block, then passed on (gx_f_central_seg)
-    Py_ssize_t gx_f_gelu_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
+    # which it leaves to the caller; carry: 0 before a piece's first block, then passed on (fg_f_central_seg)
+    Py_ssize_t fg_f_gelu_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
                                    int* tiny, int* carry) noexcept nogil
 
 # ---- fg_xsig.h: the tanh and sigmoid forms' constants (tools/fit_fp.py) ----------------------------------
@@ -89,19 +89,19 @@ cdef extern from "fg_xsig.h":
 
 # ---- fg_xsig_f32.h: the tanh and sigmoid forms in float32 arithmetic on SIMD vectors ----------------------
 cdef extern from "fg_xsig_f32.h":
-    # the builds that have GX_F32_SIMD
-    void gs_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    Py_ssize_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
+    # the builds that have FG_F32_SIMD
+    void fg_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    Py_ssize_t fg_f_tanh_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
                                    int* tiny, int* carry) noexcept nogil
-    void gs_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    Py_ssize_t gs_f_sig_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
+    void fg_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    Py_ssize_t fg_f_sig_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
                                   int* tiny, int* carry) noexcept nogil
-    void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
-    void gs_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
+    void fg_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
+    void fg_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
 
 # ---- fg_env.h: OpenMP (or its serial stand-ins) and the FP environment of a piece ----------------------
 cdef extern from "fg_env.h":
-    const int FASTGELU_OPENMP
+    const int FG_OPENMP
     int omp_get_max_threads() nogil
     void omp_set_num_threads(int) nogil
     ctypedef struct fg_fpstate:
@@ -141,15 +141,15 @@ cdef extern from "fg_half.h":
 
 # ---- fg_cpu.h: CPU features and the control registers of the FP environment ------------------------------
 cdef extern from "fg_cpu.h":
-    int fastgelu_cpu_has(int) nogil
-    unsigned int fastgelu_get_mxcsr() nogil
-    void fastgelu_set_mxcsr(unsigned int) nogil
-    const int FASTGELU_HAVE_MXCSR
-    unsigned long long fastgelu_get_fpcr() nogil
-    void fastgelu_set_fpcr(unsigned long long) nogil
-    const int FASTGELU_HAVE_FPCR
+    int fg_cpu_has(int) nogil
+    unsigned int fg_get_mxcsr() nogil
+    void fg_set_mxcsr(unsigned int) nogil
+    const int FG_HAVE_MXCSR
+    unsigned long long fg_get_fpcr() nogil
+    void fg_set_fpcr(unsigned long long) nogil
+    const int FG_HAVE_FPCR
 
 # ---- fg_simd.h: the SIMD primitives of the float32 kernels, per instruction set -------------------------
 cdef extern from "fg_simd.h":
-    const char* GX_F32_SIMD_NAME
-    const int GX_F32_REQUESTED
+    const char* FG_F32_SIMD_NAME
+    const int FG_F32_REQUESTED

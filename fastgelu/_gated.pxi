@@ -174,11 +174,11 @@ cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp
     cdef int tiny = 0
     gd[0] = 0       # gcc cannot tell that gm_gather_lost_listed fills gd[:k] (a false -Wmaybe-uninitialized)
     if variant is VNone:
-        k = gx_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
+        k = fg_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
     elif variant is VTanh:
-        k = gs_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
+        k = fg_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
     else:
-        k = gs_f_sig_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
+        k = fg_f_sig_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
     if k or tiny:
         k = gm_gather_lost_listed(g, m, idx, k, tiny, gb, fb, gd, v)
         if k:
@@ -194,7 +194,7 @@ cdef inline void gm_fwd_chunk(const real* g, const real* u, real* y, npy_intp m,
     cdef npy_intp i, k
     if gm_apart(g, y, m) and gm_apart(u, y, m):
         # y holds no input: GELU(gate)*u goes there; lost lanes are found again from the gates
-        if real is float and GX_F32_SIMD:
+        if real is float and FG_F32_SIMD:
             gm_mul_fused(g, u, y, m, v, carry)
             return
         fwd_block(g, y, m, v)
@@ -235,7 +235,7 @@ cdef inline int gm_grad_direct(const real* g, const real* u, const real* dy, rea
     if k:
         return 2
     grad_block(g, dg, dg, m, v)
-    if real is float and GX_F32_SIMD:
+    if real is float and FG_F32_SIMD:
         gm_mul_fused(g, dy, du, m, v, carry)
         return 0
     fwd_block(g, du, m, v)

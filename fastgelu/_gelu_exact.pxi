@@ -148,23 +148,23 @@ cdef inline double _gx_grad_full32(double x) noexcept nogil:
 
 
 # ------------------------------------------------------------------------------------- float64
-# Pieces in a = |x|: central [0, B] (no exp; B = GX_CENTRAL = 1.25 forward, GX_CENTRAL_GRAD = 1 gradient),
+# Pieces in a = |x|: central [0, B] (no exp; B = FG_CENTRAL = 1.25 forward, FG_CENTRAL_GRAD = 1 gradient),
 # middle (B, 4] and tail (4, inf) (exp(-x^2/2) times a fitted factor).  A chunk of 32 inputs runs only the
 # pieces its inputs need ("float64 chunks" below): the per-lane functions here are each branch-free, and
 # the scalar _gx_fwd64/_gx_grad64 combine all of them.
 cdef inline double _gx_fwd64_central(double x) noexcept nogil:
     # Phi = 1/2 + C*x + x*s*P(s), 1/2 + C_HI*x exactly as h.hi + h.lo
     cdef double s = x * x
-    cdef dd_t p = two_prod(x, GX_C_HI)
+    cdef dd_t p = two_prod(x, FG_INV_SQRT2PI_HI)
     cdef dd_t h = fast_two_sum(0.5, p.hi)         # |p.hi| <= 1.25*C = 0.499 < 0.5
-    return fg_fma(x, h.hi, x * (h.lo + (p.lo + fg_fma(x, GX_C_LO, (x * s) * _gx_P64(s)))))
+    return fg_fma(x, h.hi, x * (h.lo + (p.lo + fg_fma(x, FG_INV_SQRT2PI_LO, (x * s) * _gx_P64(s)))))
 
 cdef inline double _gx_grad64_central(double x) noexcept nogil:
     # 1/2 + 2C*x + x*s*G(s); |2C*x| <= 0.8 so the 1/2 + p.hi sum needs the general two_sum
     cdef double s = x * x
-    cdef dd_t p = two_prod(x, GX_C2_HI)
+    cdef dd_t p = two_prod(x, FG_SQRT2_OVER_PI_HI)
     cdef dd_t h = two_sum(0.5, p.hi)
-    return h.hi + (h.lo + (p.lo + fg_fma(x, GX_C2_LO, (x * s) * _gx_G64(s))))
+    return h.hi + (h.lo + (p.lo + fg_fma(x, FG_SQRT2_OVER_PI_LO, (x * s) * _gx_G64(s))))
 
 # Lanes of another piece than the selected one may overflow to inf/NaN: they are discarded (the caller
 # restores the FP flags).
@@ -188,7 +188,7 @@ cdef inline double _gx_D64t_of(double x) noexcept nogil:
 cdef inline double _gx_exp_half_sq(double x) noexcept nogil:
     """exp(-x^2/2) * 2^64 with x^2 exact (hi + lo; lo is NaN once hi = inf: exp_dd drops it).  The 2^64
     keeps it normal down to GELU's underflow, so the subnormal rounding happens once, in the final
-    * 2^-64 (GX_SCALE_DN); for |x| > ~38.6 the result is 0."""
+    * 2^-64 (FG_SCALE_DN); for |x| > ~38.6 the result is 0."""
     cdef dd_t s = two_prod(x, x)
     return exp_dd_scaled(-0.5 * s.hi, -0.5 * s.lo, 64.0)
 
@@ -200,7 +200,7 @@ cdef inline double _gx_exp_half_sq_normal(double x) noexcept nogil:
 cdef inline double _gx_fwd64_far(double x, double t, double e) noexcept nogil:
     """GELU for |x| beyond the central piece, given t = T(|x|) and e = exp(-x^2/2) * 2^64 from
     _gx_exp_half_sq: x - E*T for x > 0, -E*T for x < 0 (x = +-inf: x or -0.0)."""
-    cdef double v = (e * t) * GX_SCALE_DN
+    cdef double v = (e * t) * FG_SCALE_DN
     return sel(x < 0, -v, x - v)
 
 cdef inline double _gx_fwd64_far_normal(double x, double t, double e) noexcept nogil:
@@ -212,7 +212,7 @@ cdef inline double _gx_fwd64_far_normal(double x, double t, double e) noexcept n
 cdef inline double _gx_grad64_far(double x, double d, double e) noexcept nogil:
     """GELU' (dy = 1) beyond the central piece given d = D(|x|), e as for _gx_fwd64_far: 1 - E*D for
     x > 0, E*D for x < 0."""
-    cdef double g = (e * d) * GX_SCALE_DN      # Phi(-a) - a*phi(a)
+    cdef double g = (e * d) * FG_SCALE_DN      # Phi(-a) - a*phi(a)
     return sel(x < 0, g, 1.0 - g)
 
 cdef inline double _gx_grad64_far_normal(double x, double d, double e) noexcept nogil:
@@ -221,19 +221,19 @@ cdef inline double _gx_grad64_far_normal(double x, double d, double e) noexcept 
 
 cdef inline double _gx_fwd64(double x) noexcept nogil:
     cdef double t = _gx_T64_tail(x, _gx_T64m(fabs(x) - 2.5))
-    return sel(fabs(x) <= GX_CENTRAL, _gx_fwd64_central(x), _gx_fwd64_far(x, t, _gx_exp_half_sq(x)))
+    return sel(fabs(x) <= FG_CENTRAL, _gx_fwd64_central(x), _gx_fwd64_far(x, t, _gx_exp_half_sq(x)))
 
 cdef inline double _gx_grad64(double x) noexcept nogil:
     """Gradient with dy = 1; the caller multiplies by dy."""
     cdef double d = _gx_D64_tail(x, _gx_D64m(fabs(x) - 2.5))
-    return sel(fabs(x) <= GX_CENTRAL_GRAD, _gx_grad64_central(x), _gx_grad64_far(x, d, _gx_exp_half_sq(x)))
+    return sel(fabs(x) <= FG_CENTRAL_GRAD, _gx_grad64_central(x), _gx_grad64_far(x, d, _gx_exp_half_sq(x)))
 
 # ------------------------------------------------------------------------------------- interface
 cdef inline real gelu_none(real x) noexcept nogil:
     cdef float r
     if real is float:
-        if GX_F32_SIMD:                            # the bits of the block function
-            gx_f_gelu_block(&x, &r, 1)
+        if FG_F32_SIMD:                            # the bits of the block function
+            fg_f_gelu_block(&x, &r, 1)
             return r
         return <float>_gx_fwd_full32(x)
     else:
@@ -242,8 +242,8 @@ cdef inline real gelu_none(real x) noexcept nogil:
 cdef inline real gelu_none_grad(real x, real dy) noexcept nogil:
     cdef float r
     if real is float:
-        if GX_F32_SIMD:                            # the bits of the block function
-            gx_f_gelu_grad_block(&x, &dy, &r, 1)
+        if FG_F32_SIMD:                            # the bits of the block function
+            fg_f_gelu_grad_block(&x, &dy, &r, 1)
             return r
         return <float>(<double>dy * _gx_grad_full32(x))
     else:
@@ -326,7 +326,7 @@ cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p, _GxDefer64*
     cdef int j
     cdef unsigned int far
     if real is float:
-        far = _gx_far_mask(xb)
+        far = fg_far_mask32(xb)
         if fg_popcount32(far) <= _GX_PATCH_MAX:
             for j in range(_GX_CHUNK):
                 y[j] = <float>_gx_fwd_central32(xb[j])
@@ -349,7 +349,7 @@ cdef inline void _gx_grad_chunk(const real* xb, const real* db, real* y, _GxDefe
     cdef int j
     cdef unsigned int far
     if real is float:
-        far = _gx_far_mask(xb)
+        far = fg_far_mask32(xb)
         if fg_popcount32(far) <= _GX_PATCH_MAX:   # no selects here: one fused loop
             for j in range(_GX_CHUNK):
                 y[j] = <float>(<double>db[j] * _gx_grad_central32(xb[j]))
@@ -387,8 +387,8 @@ cdef inline void gelu_none_block(const real* x, real* y, Py_ssize_t n) noexcept 
     cdef real tile[_GX_TILE]
     cdef Py_ssize_t t
     if real is float:
-        if GX_F32_SIMD:
-            gx_f_gelu_block(x, y, n)
+        if FG_F32_SIMD:
+            fg_f_gelu_block(x, y, n)
             return
         _gx_defer_init(&p)
     else:
@@ -430,8 +430,8 @@ cdef inline void gelu_none_grad_block(const real* x, const real* dy, real* y, Py
     cdef real dtile[_GX_TILE]
     cdef Py_ssize_t t
     if real is float:
-        if GX_F32_SIMD:
-            gx_f_gelu_grad_block(x, dy, y, n)
+        if FG_F32_SIMD:
+            fg_f_gelu_grad_block(x, dy, y, n)
             return
         _gx_defer_init(&p)
     else:

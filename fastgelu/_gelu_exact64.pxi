@@ -58,7 +58,7 @@ cdef inline void _gx_fwd64_flush_mid(_GxDefer64* q, int n) noexcept nogil:
 cdef inline void _gx_fwd64_flush_tail(_GxDefer64* q, int n) noexcept nogil:
     cdef double r[_GX_CHUNK]
     cdef int j
-    if _gx_far_mask64(q.xt, 37.0) == 0:           # nearly always: the unscaled exp suffices
+    if fg_far_mask64(q.xt, 37.0) == 0:           # nearly always: the unscaled exp suffices
         for j in range(_GX_CHUNK):
             r[j] = _gx_fwd64_far_normal(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
     else:
@@ -78,7 +78,7 @@ cdef inline void _gx_grad64_flush_mid(_GxDefer64* q, int n) noexcept nogil:
 cdef inline void _gx_grad64_flush_tail(_GxDefer64* q, int n) noexcept nogil:
     cdef double g[_GX_CHUNK]
     cdef int j
-    if _gx_far_mask64(q.xt, 37.0) == 0:
+    if fg_far_mask64(q.xt, 37.0) == 0:
         for j in range(_GX_CHUNK):
             g[j] = _gx_grad64_far_normal(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
     else:
@@ -157,11 +157,11 @@ cdef enum:
 
 cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noexcept nogil:
     cdef int j
-    cdef unsigned int tail = _gx_far_mask64(x, 4.0)
-    cdef unsigned int far = _gx_far_mask64(x, GX_CENTRAL)
+    cdef unsigned int tail = fg_far_mask64(x, 4.0)
+    cdef unsigned int far = fg_far_mask64(x, FG_CENTRAL)
     if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
         for j in range(_GX_CHUNK):
-            y[j] = sel(fabs(x[j]) <= GX_CENTRAL, _gx_fwd64_central(x[j]),
+            y[j] = sel(fabs(x[j]) <= FG_CENTRAL, _gx_fwd64_central(x[j]),
                        _gx_fwd64_far_normal(x[j], _gx_T64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
         return
     for j in range(_GX_CHUNK):
@@ -171,11 +171,11 @@ cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noex
 cdef inline void _gx_grad64_chunk(const double* x, const double* d, double* y, _GxDefer64* q) noexcept nogil:
     cdef double gb[_GX_CHUNK]
     cdef int j
-    cdef unsigned int tail = _gx_far_mask64(x, 4.0)
-    cdef unsigned int far = _gx_far_mask64(x, GX_CENTRAL_GRAD)
+    cdef unsigned int tail = fg_far_mask64(x, 4.0)
+    cdef unsigned int far = fg_far_mask64(x, FG_CENTRAL_GRAD)
     if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
         for j in range(_GX_CHUNK):
-            gb[j] = sel(fabs(x[j]) <= GX_CENTRAL_GRAD, _gx_grad64_central(x[j]),
+            gb[j] = sel(fabs(x[j]) <= FG_CENTRAL_GRAD, _gx_grad64_central(x[j]),
                         _gx_grad64_far_normal(x[j], _gx_D64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
         for j in range(_GX_CHUNK):
             y[j] = d[j] * gb[j]

@@ -15,7 +15,7 @@
 # beyond L, sigma is 1 or below every underflow threshold) and wherever x multiplies a vanishing factor
 # (so -inf*0 cannot make NaN); the comparison order lets NaN through.
 #
-# float32 in the AVX-512, AVX2 and NEON builds (GX_F32_SIMD): the GS_F kernels (src/fg_xsig_f32.h), float32 arithmetic on full
+# float32 in the AVX-512, AVX2 and NEON builds (FG_F32_SIMD): the FG_F kernels (src/fg_xsig_f32.h), float32 arithmetic on full
 #   vectors for the forward and the gradient. z = |w| log2(e) as a float pair (constants as hi + lo, x^2 and
 #   products split by FMA: exp's argument must be right to ~2^-26 absolute up to |w| ~ 104), 2^-z = 2^-m 2^f with
 #   a degree-6 polynomial, and every quotient by 1 + T or (1 + T)^2 corrected through its FMA remainder (so the
@@ -179,9 +179,9 @@ cdef inline float _xsig32(float x, xsig* v) noexcept nogil:
     down to the smallest results, which are then rounded once, in the last multiply)."""
     cdef float L = <float>_L32(v)
     cdef float xa = fabsf(x)
-    xa = self(xa > L, L, xa)                        # NaN passes
+    xa = sel32(xa > L, L, xa)                       # NaN passes
     cdef ff_t z = _z(xa, v)
-    z.hi = self(z.hi > _Z_MAX, _Z_MAX, z.hi)        # z.lo is then noise on a result that rounds to 0
+    z.hi = sel32(z.hi > _Z_MAX, _Z_MAX, z.hi)       # z.lo is then noise on a result that rounds to 0
     cdef float t = _SHIFTER_F - z.hi                # an integer: its low bits hold -m, m = round(z)
     cdef float ff = ((_SHIFTER_F - t) - z.hi) - z.lo    # m - z, |ff| <= 1/2 (first difference exact)
     cdef float c = _Q6
@@ -204,25 +204,25 @@ cdef inline float _xsig32(float x, xsig* v) noexcept nogil:
     cdef float dl = (_ONE_F - dh) + T               # 1 + T == dh + dl exactly (T <= 1)
     cdef float P = xf * Tp
     cdef float Pl = fg_fmaf(xf, Tp, -P)
-    cdef float nh = self(pos, xf, -P)
-    cdef float nl = self(pos, 0, -Pl)
+    cdef float nh = sel32(pos, xf, -P)
+    cdef float nl = sel32(pos, 0, -Pl)
     cdef float rinv = _ONE_F / dh
     cdef float q = nh * rinv
     cdef float r = fg_fmaf(-q, dh, nh) + nl          # nh + nl - q dh, the first part exact
     r = fg_fmaf(-q, dl, r)
-    cdef float y = fg_fmaf(r, rinv, q) * self(pos, _ONE_F, _TWOM64_F)
+    cdef float y = fg_fmaf(r, rinv, q) * sel32(pos, _ONE_F, _TWOM64_F)
     # beyond L, and at +-0, the result is x itself
-    return self((x > L) | (x == 0), x, y)
+    return sel32((x > L) | (x == 0), x, y)
 
 cdef inline real _xsig(real x, xsig* v) noexcept nogil:
     cdef double xd = x
     cdef double xa, T
     cdef float r
-    if real is float and GX_F32_SIMD:               # the bits of the block function
+    if real is float and FG_F32_SIMD:               # the bits of the block function
         if xsig is VTanh:
-            gs_f_tanh_block(&x, &r, 1)
+            fg_f_tanh_block(&x, &r, 1)
         else:
-            gs_f_sig_block(&x, &r, 1)
+            fg_f_sig_block(&x, &r, 1)
         return r
     elif real is float and FG_HAVE_FMA:
         return _xsig32(x, v)
@@ -239,11 +239,11 @@ cdef inline real _xsig_grad(real x, real dy, xsig* v) noexcept nogil:
     cdef double xa, T, s, q
     cdef bint pos
     cdef float r
-    if real is float and GX_F32_SIMD:               # the bits of the block function
+    if real is float and FG_F32_SIMD:               # the bits of the block function
         if xsig is VTanh:
-            gs_f_tanh_grad_block(&x, &dy, &r, 1)
+            fg_f_tanh_grad_block(&x, &dy, &r, 1)
         else:
-            gs_f_sig_grad_block(&x, &dy, &r, 1)
+            fg_f_sig_grad_block(&x, &dy, &r, 1)
         return r
     elif real is float:
         xa = _absclamp(xd, _L32(v))
@@ -263,11 +263,11 @@ cdef enum:
 cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, xsig* v) noexcept nogil:
     cdef Py_ssize_t i, c, m
     cdef double T[_CH]
-    if real is float and GX_F32_SIMD:
+    if real is float and FG_F32_SIMD:
         if xsig is VTanh:
-            gs_f_tanh_block(x, y, n)
+            fg_f_tanh_block(x, y, n)
         else:
-            gs_f_sig_block(x, y, n)
+            fg_f_sig_block(x, y, n)
     elif real is float:
         for i in range(n):
             y[i] = _xsig(x[i], v)
@@ -284,11 +284,11 @@ cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, xsig* v) noex
 cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n, xsig* v) noexcept nogil:
     cdef Py_ssize_t i, c, m
     cdef double T[_CH]
-    if real is float and GX_F32_SIMD:
+    if real is float and FG_F32_SIMD:
         if xsig is VTanh:
-            gs_f_tanh_grad_block(x, dy, y, n)
+            fg_f_tanh_grad_block(x, dy, y, n)
         else:
-            gs_f_sig_grad_block(x, dy, y, n)
+            fg_f_sig_grad_block(x, dy, y, n)
     elif real is float:
         for i in range(n):
             y[i] = _xsig_grad(x[i], dy[i], v)

@@ -45,30 +45,30 @@ include "_ufuncs.pxi"
 
 # the float32 functions' kernels: float32 arithmetic on SIMD vectors (its instruction set), or "" where float32
 # is computed in double (the baseline build, no FMA)
-F32_SIMD = (<bytes>GX_F32_SIMD_NAME).decode()
-F32_SIMD_REQUESTED = bool(GX_F32_REQUESTED)      # False in a build made with FASTGELU_F32_FWD=0
+F32_SIMD = (<bytes>FG_F32_SIMD_NAME).decode()
+F32_SIMD_REQUESTED = bool(FG_F32_REQUESTED)      # False in a build made with FASTGELU_F32_FWD=0
 
 
 def cpu_features():
     """ISA levels this CPU and OS can run (asked in the generic module, so no illegal instruction)."""
-    return {"generic": True, "avx2": bool(fastgelu_cpu_has(1)), "avx512": bool(fastgelu_cpu_has(2))}
+    return {"generic": True, "avx2": bool(fg_cpu_has(1)), "avx512": bool(fg_cpu_has(2))}
 
 
 def _mxcsr(value=None):
     """Test hook: the SSE control/status register of the calling thread (FTZ bit 15, DAZ bit 6, rounding
     bits 13-14, sticky flags bits 0-5); sets it first when `value` is given. None where there is no MXCSR."""
-    if not FASTGELU_HAVE_MXCSR:
+    if not FG_HAVE_MXCSR:
         return None
     if value is not None:
-        fastgelu_set_mxcsr(value)
-    return fastgelu_get_mxcsr()
+        fg_set_mxcsr(value)
+    return fg_get_mxcsr()
 
 
 def _fpcr(value=None):
     """Test hook: the Arm64 floating-point control register of the calling thread (FZ bit 24, rounding bits
     22-23, DN bit 25, AHP bit 26, FZ16 bit 19); sets it first when `value` is given. None elsewhere."""
-    if not FASTGELU_HAVE_FPCR:
+    if not FG_HAVE_FPCR:
         return None
     if value is not None:
-        fastgelu_set_fpcr(value)
-    return fastgelu_get_fpcr()
+        fg_set_fpcr(value)
+    return fg_get_fpcr()

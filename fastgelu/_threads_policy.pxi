@@ -374,7 +374,7 @@ def _after_fork_in_child():
 import os as _os
 _os.register_at_fork(after_in_child=_after_fork_in_child)
 _omp_default = omp_get_max_threads()
-OPENMP = bool(FASTGELU_OPENMP)
+OPENMP = bool(FG_OPENMP)
 
 from fastgelu import _threads as _threads_mod
 _set_budget(_threads_mod.default_budget()[0])

@@ -1,8 +1,8 @@
 """tools/bound_f32.py measures the float32 kernels against their bound: the same kernels built with
-GX_F_BOUND, which runs the central form on every lane and looks for no tail or tiny lane.  These tests keep
+FG_F_BOUND, which runs the central form on every lane and looks for no tail or tiny lane.  These tests keep
 that measurement meaningful: on central inputs the bound build gives the kernels' own bits (it times the
 same arithmetic), and on tail inputs it does not (it really skips the tail handling).  Likewise for its
---reach builds (GX_F_REACH): the tail handling moved out to |x| = R, and only there."""
+--reach builds (FG_F_REACH): the tail handling moved out to |x| = R, and only there."""
 import importlib.util
 import os
 import shutil
@@ -57,7 +57,7 @@ def test_an_edited_copy_of_the_headers_is_built_again(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def libs(monkeypatch_module):
     return builds(monkeypatch_module, "avx2",
-                  (("kernel", []), ("bound", ["-DGX_F_BOUND"]), ("reach", [f"-DGX_F_REACH={REACH!r}f"])))
+                  (("kernel", []), ("bound", ["-DFG_F_BOUND"]), ("reach", [f"-DFG_F_REACH={REACH!r}f"])))
 
 
 @pytest.fixture(scope="module")
@@ -148,9 +148,9 @@ def test_lookup_probe_times_the_package_arithmetic(tmp_path):
 @pytest.mark.skipif("avx512" not in fastgelu.get_config()["isa_available"], reason="needs an AVX-512 CPU")
 @pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "gelu_grad"])
 def test_avx512_queue_written_back_lane_by_lane_gives_the_same_bits(monkeypatch, name):
-    """tools/bound_f32.py --cflags noscatter=-DGX_F_HAS_SCATTER=0 times the AVX-512 kernels with the tail
+    """tools/bound_f32.py --cflags noscatter=-DFG_F_HAS_SCATTER=0 times the AVX-512 kernels with the tail
     queue written back lane by lane instead of by vscatterdps: an A/B of the write-back alone, same results."""
-    lib = builds(monkeypatch, "avx512", (("scatter", []), ("lanes", ["-DGX_F_HAS_SCATTER=0"])))
+    lib = builds(monkeypatch, "avx512", (("scatter", []), ("lanes", ["-DFG_F_HAS_SCATTER=0"])))
     a, b = lib["scatter"], lib["lanes"]
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.uniform(-16, 8, 20011), 3 * rng.standard_normal(5003),

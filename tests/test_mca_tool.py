@@ -22,13 +22,13 @@ needs_x86_and_mca = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD
 @needs_x86_and_mca
 def test_models_the_chunk_loops_of_whole_vectors():
     src = os.path.join(os.path.dirname(TOOLS), "fastgelu", "src")
-    r = subprocess.run([sys.executable, TOOL, "gx_f_gelu_block", "gx_f_gelu_grad_block", "--mcpu", "alderlake,znver3",
+    r = subprocess.run([sys.executable, TOOL, "fg_f_gelu_block", "fg_f_gelu_grad_block", "--mcpu", "alderlake,znver3",
                         "--cflags", f"same=-iquote {src}"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     rows = [line.strip("|").split("|") for line in r.stdout.splitlines()
             if line.startswith("| package |") or line.startswith("| same |")]
-    per = {"gx_f_gelu_block": mca_loops.lookups_a_vector("gx_f_gelu_block", "avx2"),
-           "gx_f_gelu_grad_block": mca_loops.lookups_a_vector("gx_f_gelu_grad_block", "avx2")}
+    per = {"fg_f_gelu_block": mca_loops.lookups_a_vector("fg_f_gelu_block", "avx2"),
+           "fg_f_gelu_grad_block": mca_loops.lookups_a_vector("fg_f_gelu_grad_block", "avx2")}
     seen = {}
     for build, func, loop, *cells in (map(str.strip, row) for row in rows):
         n, lookups = map(int, re.fullmatch(r"0x[0-9a-f]+ \((\d+), (\d+)\)", loop).groups())
@@ -46,6 +46,6 @@ def test_models_the_chunk_loops_of_whole_vectors():
 
 def test_without_llvm_mca_it_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setattr(mca_loops, "find_mca", lambda: None)
-    monkeypatch.setattr(sys, "argv", ["mca_loops.py", "gx_f_gelu_block"])
+    monkeypatch.setattr(sys, "argv", ["mca_loops.py", "fg_f_gelu_block"])
     assert mca_loops.main() == 2
     assert "apt-get install llvm" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How far the float32 central-table kernels are from their own bound, measured: one core, one process, the
-kernels as the package has them ("kernel"), the same kernels built with GX_F_BOUND ("bound": the central form
+kernels as the package has them ("kernel"), the same kernels built with FG_F_BOUND ("bound": the central form
 on every lane, with no tail or tiny lane looked for, so results there are wrong; what the loop would cost if
 finding and redoing those lanes were free), and the competitor (PyTorch's GELU and GELU backward for the exact
 form, ONNX Runtime's FastGelu for the tanh form), on the same arrays, 256K float32:
@@ -9,9 +9,9 @@ form, ONNX Runtime's FastGelu for the tanh form), on the same arrays, 256K float
                                                 # kernels included: fastgelu.bench.speed.torch_isa_env)
   python tools/bound_f32.py --isa avx512
   python tools/bound_f32.py --isa avx2 --reach 4 5 6 8   # and the kernels with their tail moved out to |x| = R
-  python tools/bound_f32.py --isa avx512 --cflags noscatter=-DGX_F_HAS_SCATTER=0   # and a build with more flags
+  python tools/bound_f32.py --isa avx512 --cflags noscatter=-DFG_F_HAS_SCATTER=0   # and a build with more flags
 
---reach answers what a central form reaching further would buy before one is built: builds with -DGX_F_REACH
+--reach answers what a central form reaching further would buy before one is built: builds with -DFG_F_REACH
 move the tail threshold (fastgelu/src/fg_f32_drive.h) to each R and keep today's tables (results between the
 tables' end and R wrong), so their time is today's central loop with only |x| > R (x < -R) left to the tail.
 
@@ -55,9 +55,9 @@ def main():
     fastgelu.set_num_threads(1)                     # ORT's session takes its thread count from it
     torch = speed._torch()
     opt = ["-O3", "-fno-math-errno"]                # as setup.py builds the package
-    libs = {"kernel": ctypes.CDLL(gk.build(a.isa, opt)), "bound": ctypes.CDLL(gk.build(a.isa, opt + ["-DGX_F_BOUND"]))}
+    libs = {"kernel": ctypes.CDLL(gk.build(a.isa, opt)), "bound": ctypes.CDLL(gk.build(a.isa, opt + ["-DFG_F_BOUND"]))}
     # the builds beside the package's: --reach's tail thresholds, then --cflags' flags
-    variants = [(f"reach {r:g}", [f"-DGX_F_REACH={float(r)!r}f"]) for r in a.reach]
+    variants = [(f"reach {r:g}", [f"-DFG_F_REACH={float(r)!r}f"]) for r in a.reach]
     variants += [(tag, flags.split()) for tag, _, flags in (spec.partition("=") for spec in a.cflags)]
     for tag, flags in variants:
         libs[tag] = ctypes.CDLL(gk.build(a.isa, opt + flags))

@@ -22,14 +22,14 @@ FLAGS = {"avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mav
          "avx2": ["-mavx2", "-mfma"]}
 
 
-FUNCS = {"gelu": "gx_f_gelu_block", "gelu_tanh": "gs_f_tanh_block", "gelu_sigmoid": "gs_f_sig_block"}
+FUNCS = {"gelu": "fg_f_gelu_block", "gelu_tanh": "fg_f_tanh_block", "gelu_sigmoid": "fg_f_sig_block"}
 SRC = os.path.join(HERE, "..", "fastgelu", "src")
 HOOK = os.path.join(HERE, "bound_f32_hook.h")
 
 
 def kernel_source():
-    # -DGX_F_BOUND (tools/bound_f32.py) takes each segment over by tools/bound_f32_hook.h
-    code = ('#define FASTGELU_F32_FWD 1\n#ifdef GX_F_BOUND\n#include "bound_f32_hook.h"\n#endif\n'
+    # -DFG_F_BOUND (tools/bound_f32.py) takes each segment over by tools/bound_f32_hook.h
+    code = ('#define FG_F32_FWD 1\n#ifdef FG_F_BOUND\n#include "bound_f32_hook.h"\n#endif\n'
             '#include "fg_fp.h"\n#include "fg_gelu_f32.h"\n#include "fg_xsig_f32.h"\n')
     paths = [os.path.join(SRC, name) for name in sorted(os.listdir(SRC))] + [HOOK]
     for path in paths:                            # the headers' text, so that a change rebuilds
@@ -58,7 +58,7 @@ def lib_path(isa, extra=()):
 
 def build(isa, extra=()):
     """The kernels' shared library for isa, compiled once per source and flags; extra: more compiler flags
-    (tools/bound_f32.py: the package's optimization level, -DGX_F_BOUND for tools/bound_f32_hook.h)"""
+    (tools/bound_f32.py: the package's optimization level, -DFG_F_BOUND for tools/bound_f32_hook.h)"""
     lib, code = lib_path(isa, list(extra))
     if not os.path.exists(lib):
         with tempfile.TemporaryDirectory() as tmp:

@@ -12,7 +12,7 @@
    Build and run (x86-64 with AVX2 and FMA):
      gcc -O3 -mavx2 -mfma -mf16c -fno-math-errno -I fastgelu/src tools/lookups_avx2.c -o /tmp/lookups -lm
      /tmp/lookups [elements, default 32768] [runs, default 3000] */
-#define FASTGELU_F32_FWD 1
+#define FG_F32_FWD 1
 #include "fg_gelu_f32.h"
 #include <math.h>
 #include <stdio.h>
@@ -23,11 +23,11 @@
 enum { PACKAGE, TWO, ESTRIN, FIXED, NOLOOKUP, PERMILPS_BLEND, PERMILPS, NVAR };
 static const char* NAMES[NVAR] = {"package", "two vectors", "estrin", "fixed index", "no lookups",
                                   "permilps+blend", "permilps"};
-static gx_iv fixed_idx;
+static fg_iv fixed_idx;
 
-static inline __attribute__((always_inline)) gx_fv look(const float* row, gx_iv idx, gx_fv sel, const int var) {
+static inline __attribute__((always_inline)) fg_fv look(const float* row, fg_iv idx, fg_fv sel, const int var) {
     if (var == NOLOOKUP) {
-        gx_fv r = _mm256_load_ps(row);
+        fg_fv r = _mm256_load_ps(row);
         __asm__ volatile("" : "+x"(r));
         return r;
     }
@@ -38,57 +38,57 @@ static inline __attribute__((always_inline)) gx_fv look(const float* row, gx_iv 
             return _mm256_permutevar_ps(lo, idx);
         return _mm256_blendv_ps(_mm256_permutevar_ps(lo, idx), _mm256_permutevar_ps(hi, idx), sel);
     }
-    return gx_f_tab8(row, var == FIXED ? fixed_idx : idx);
+    return fg_f_tab8(row, var == FIXED ? fixed_idx : idx);
 }
 
 /* F = a*Phi(-a) on the central intervals, the lookups and the order by var */
-static inline __attribute__((always_inline)) gx_fv central(gx_fv a, const int var) {
-    const float (*tab)[8] = GX_F_C;
-    gx_fv t = GX_F_MIN(GX_F_FMA(a, GX_F_SET1(GX_F_CK), GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(GX_F_MAGIC + 7.0f));
-    gx_iv idx = GX_F_CASTI(t);
-    gx_fv sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 29));
-    gx_fv u = GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-GX_F_CH), a), u2 = GX_F_MUL(u, u);
+static inline __attribute__((always_inline)) fg_fv central(fg_fv a, const int var) {
+    const float (*tab)[8] = FG_F_C;
+    fg_fv t = FG_F_MIN(FG_F_FMA(a, FG_F_SET1(FG_F_CK), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
+    fg_iv idx = FG_F_CASTI(t);
+    fg_fv sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 29));
+    fg_fv u = FG_F_FMA(FG_F_SUB(t, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-FG_F_CH), a), u2 = FG_F_MUL(u, u);
 #define C(k) look(tab[(k) + 1], idx, sel, var)
     if (var == ESTRIN) {
-        gx_fv u4 = GX_F_MUL(u2, u2);
-        gx_fv e01 = GX_F_FMA(C(1), u, C(0)), e23 = GX_F_FMA(C(3), u, C(2));
-        gx_fv e45 = GX_F_FMA(C(5), u, C(4)), e67 = GX_F_FMA(C(7), u, C(6));
-        return GX_F_FMA(GX_F_FMA(e67, u2, e45), u4, GX_F_FMA(e23, u2, e01));
+        fg_fv u4 = FG_F_MUL(u2, u2);
+        fg_fv e01 = FG_F_FMA(C(1), u, C(0)), e23 = FG_F_FMA(C(3), u, C(2));
+        fg_fv e45 = FG_F_FMA(C(5), u, C(4)), e67 = FG_F_FMA(C(7), u, C(6));
+        return FG_F_FMA(FG_F_FMA(e67, u2, e45), u4, FG_F_FMA(e23, u2, e01));
     }
-    gx_fv p = GX_F_FMA(C(7), u, C(6));
-    p = GX_F_FMA(p, u2, GX_F_FMA(C(5), u, C(4)));
-    p = GX_F_FMA(p, u2, GX_F_FMA(C(3), u, C(2)));
-    p = GX_F_FMA(p, u, C(1));
-    return GX_F_FMA(p, u, C(0));
+    fg_fv p = FG_F_FMA(C(7), u, C(6));
+    p = FG_F_FMA(p, u2, FG_F_FMA(C(5), u, C(4)));
+    p = FG_F_FMA(p, u2, FG_F_FMA(C(3), u, C(2)));
+    p = FG_F_FMA(p, u, C(1));
+    return FG_F_FMA(p, u, C(0));
 #undef C
 }
 
 /* the package's order for two vectors at once, each step for both */
-static inline __attribute__((always_inline)) void central2(gx_fv a0, gx_fv a1, gx_fv* r0, gx_fv* r1) {
-    const float (*tab)[8] = GX_F_C;
-    gx_fv t0 = GX_F_MIN(GX_F_FMA(a0, GX_F_SET1(GX_F_CK), GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(GX_F_MAGIC + 7.0f));
-    gx_fv t1 = GX_F_MIN(GX_F_FMA(a1, GX_F_SET1(GX_F_CK), GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(GX_F_MAGIC + 7.0f));
-    gx_iv i0 = GX_F_CASTI(t0), i1 = GX_F_CASTI(t1);
-    gx_fv u0 = GX_F_FMA(GX_F_SUB(t0, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-GX_F_CH), a0);
-    gx_fv u1 = GX_F_FMA(GX_F_SUB(t1, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-GX_F_CH), a1);
-    gx_fv q0 = GX_F_MUL(u0, u0), q1 = GX_F_MUL(u1, u1);
-    gx_fv p0 = GX_F_FMA(gx_f_tab8(tab[8], i0), u0, gx_f_tab8(tab[7], i0));
-    gx_fv p1 = GX_F_FMA(gx_f_tab8(tab[8], i1), u1, gx_f_tab8(tab[7], i1));
+static inline __attribute__((always_inline)) void central2(fg_fv a0, fg_fv a1, fg_fv* r0, fg_fv* r1) {
+    const float (*tab)[8] = FG_F_C;
+    fg_fv t0 = FG_F_MIN(FG_F_FMA(a0, FG_F_SET1(FG_F_CK), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
+    fg_fv t1 = FG_F_MIN(FG_F_FMA(a1, FG_F_SET1(FG_F_CK), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
+    fg_iv i0 = FG_F_CASTI(t0), i1 = FG_F_CASTI(t1);
+    fg_fv u0 = FG_F_FMA(FG_F_SUB(t0, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-FG_F_CH), a0);
+    fg_fv u1 = FG_F_FMA(FG_F_SUB(t1, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-FG_F_CH), a1);
+    fg_fv q0 = FG_F_MUL(u0, u0), q1 = FG_F_MUL(u1, u1);
+    fg_fv p0 = FG_F_FMA(fg_f_tab8(tab[8], i0), u0, fg_f_tab8(tab[7], i0));
+    fg_fv p1 = FG_F_FMA(fg_f_tab8(tab[8], i1), u1, fg_f_tab8(tab[7], i1));
     for (int k = 6; k >= 4; k -= 2) {
-        p0 = GX_F_FMA(p0, q0, GX_F_FMA(gx_f_tab8(tab[k], i0), u0, gx_f_tab8(tab[k - 1], i0)));
-        p1 = GX_F_FMA(p1, q1, GX_F_FMA(gx_f_tab8(tab[k], i1), u1, gx_f_tab8(tab[k - 1], i1)));
+        p0 = FG_F_FMA(p0, q0, FG_F_FMA(fg_f_tab8(tab[k], i0), u0, fg_f_tab8(tab[k - 1], i0)));
+        p1 = FG_F_FMA(p1, q1, FG_F_FMA(fg_f_tab8(tab[k], i1), u1, fg_f_tab8(tab[k - 1], i1)));
     }
-    p0 = GX_F_FMA(p0, u0, gx_f_tab8(tab[2], i0));
-    p1 = GX_F_FMA(p1, u1, gx_f_tab8(tab[2], i1));
-    *r0 = GX_F_FMA(p0, u0, gx_f_tab8(tab[1], i0));
-    *r1 = GX_F_FMA(p1, u1, gx_f_tab8(tab[1], i1));
+    p0 = FG_F_FMA(p0, u0, fg_f_tab8(tab[2], i0));
+    p1 = FG_F_FMA(p1, u1, fg_f_tab8(tab[2], i1));
+    *r0 = FG_F_FMA(p0, u0, fg_f_tab8(tab[1], i0));
+    *r1 = FG_F_FMA(p1, u1, fg_f_tab8(tab[1], i1));
 }
 
 #define LOOP(var)                                                                                          \
     static __attribute__((noinline)) void loop_##var(const float* x, float* y, long n) {                   \
         for (long i = 0; i < n; i += 8) {                                                                  \
-            gx_fv xv = GX_F_LOADU(x + i);                                                                  \
-            GX_F_STOREU(y + i, GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), xv), central(gx_f_fwd_a(xv, 0), var))); \
+            fg_fv xv = FG_F_LOADU(x + i);                                                                  \
+            FG_F_STOREU(y + i, FG_F_SUB(FG_F_MAX(FG_F_SET1(-0.0f), xv), central(fg_f_fwd_a(xv, 0), var))); \
         }                                                                                                  \
     }
 LOOP(PACKAGE)
@@ -99,10 +99,10 @@ LOOP(PERMILPS_BLEND)
 LOOP(PERMILPS)
 static __attribute__((noinline)) void loop_TWO(const float* x, float* y, long n) {
     for (long i = 0; i < n; i += 16) {
-        gx_fv x0 = GX_F_LOADU(x + i), x1 = GX_F_LOADU(x + i + 8), F0, F1;
-        central2(gx_f_fwd_a(x0, 0), gx_f_fwd_a(x1, 0), &F0, &F1);
-        GX_F_STOREU(y + i, GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x0), F0));
-        GX_F_STOREU(y + i + 8, GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x1), F1));
+        fg_fv x0 = FG_F_LOADU(x + i), x1 = FG_F_LOADU(x + i + 8), F0, F1;
+        central2(fg_f_fwd_a(x0, 0), fg_f_fwd_a(x1, 0), &F0, &F1);
+        FG_F_STOREU(y + i, FG_F_SUB(FG_F_MAX(FG_F_SET1(-0.0f), x0), F0));
+        FG_F_STOREU(y + i + 8, FG_F_SUB(FG_F_MAX(FG_F_SET1(-0.0f), x1), F1));
     }
 }
 static void (*const LOOPS[NVAR])(const float*, float*, long) = {
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     srand(1);
     for (long i = 0; i < n; i++) {     /* randn, inside the central intervals (x >= -R) */
         double u = (rand() + 1.0) / (RAND_MAX + 2.0), v = rand() / (RAND_MAX + 1.0);
-        x[i] = fmaxf((float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v)), -GX_F_CR);
+        x[i] = fmaxf((float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v)), -FG_F_CR);
     }
     loop_PACKAGE(x, ref, n);
     double best[NVAR];

@@ -3,8 +3,8 @@ each loop of a function (a backward branch), its instruction count, its table lo
 Arm tbl) and FMAs; with the vector width, instructions per element.  For comparing ISAs where the machine
 itself cannot be timed (aarch64 under emulation):
 
-  python tools/loop_insns.py fastgelu/_kernels_avx2.cpython-311-x86_64-linux-gnu.so gx_f_gelu_block 8
-  python tools/loop_insns.py --objdump aarch64-linux-gnu-objdump <aarch64 .so> gx_f_gelu_block 4
+  python tools/loop_insns.py fastgelu/_kernels_avx2.cpython-311-x86_64-linux-gnu.so fg_f_gelu_block 8
+  python tools/loop_insns.py --objdump aarch64-linux-gnu-objdump <aarch64 .so> fg_f_gelu_block 4
 """
 import argparse
 import re

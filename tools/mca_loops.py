@@ -5,12 +5,12 @@ from the package's headers (tools/gelu_f32_kernel.py's build, -O3 as setup.py bu
 llvm-mca for each -mcpu, in cycles an iteration of the loop and cycles a vector (the loop's table lookups
 over the kernel's lookups a vector):
 
-  python tools/mca_loops.py gx_f_gelu_grad_block                        # the AVX2 gradient's loops
-  python tools/mca_loops.py gx_f_gelu_block gs_f_tanh_block --mcpu alderlake,znver3
-  python tools/mca_loops.py gx_f_gelu_grad_block --cflags "old=-iquote /tmp/old/fastgelu/src"   # an A/B
+  python tools/mca_loops.py fg_f_gelu_grad_block                        # the AVX2 gradient's loops
+  python tools/mca_loops.py fg_f_gelu_block fg_f_tanh_block --mcpu alderlake,znver3
+  python tools/mca_loops.py fg_f_gelu_grad_block --cflags "old=-iquote /tmp/old/fastgelu/src"   # an A/B
 
-Kernel functions: gx_f_gelu_block, gx_f_gelu_grad_block (exact form), gs_f_tanh_block, gs_f_tanh_grad_block,
-gs_f_sig_block, gs_f_sig_grad_block. The loops listed are those whose table lookups (vpermps, vpermt2ps)
+Kernel functions: fg_f_gelu_block, fg_f_gelu_grad_block (exact form), fg_f_tanh_block, fg_f_tanh_grad_block,
+fg_f_sig_block, fg_f_sig_grad_block. The loops listed are those whose table lookups (vpermps, vpermt2ps)
 are a whole number of vectors' (one central form a vector), smallest first: the driver's chunk loops, a vector
 an iteration (PUSHED chunks, a chunk's last vectors) or two (AVX2's SUMMED and LISTED chunks: two vectors a
 cache line). llvm-mca times the loop body as straight-line code, its back branch taken, with
@@ -64,8 +64,8 @@ def lookups_a_vector(func, isa):
     holds it): from the header the build compiles"""
     sys.path.insert(0, HERE)
     from fit_gelu_f32 import CENTRAL
-    kind = {"gx_f_gelu_block": "F", "gx_f_gelu_grad_block": "G", "gs_f_tanh_block": "T",
-            "gs_f_tanh_grad_block": "GT", "gs_f_sig_block": "S", "gs_f_sig_grad_block": "GS"}[func]
+    kind = {"fg_f_gelu_block": "F", "fg_f_gelu_grad_block": "G", "fg_f_tanh_block": "T",
+            "fg_f_tanh_grad_block": "GT", "fg_f_sig_block": "S", "fg_f_sig_grad_block": "GS"}[func]
     cfg = CENTRAL[isa][kind]
     return cfg["deg"] + 1 + (0 if cfg.get("H") else 1)
 

@@ -4,9 +4,9 @@
 #include <stdint.h>
 #ifdef _OPENMP
 #include <omp.h>
-#define FASTGELU_OPENMP 1
+#define FG_OPENMP 1
 #else
-#define FASTGELU_OPENMP 0
+#define FG_OPENMP 0
 static inline int omp_get_max_threads(void) { return 1; }
 static inline void omp_set_num_threads(int n) { (void)n; }
 #endif

@@ -45,7 +45,7 @@ static inline float fg_fmaf(float a, float b, float c) { return a * b + c; }
 #endif
 static inline uint32_t fg_f32_bits(float x) { uint32_t i; memcpy(&i, &x, sizeof i); return i; }
 static inline float fg_f32_from_bits(uint32_t i) { float x; memcpy(&x, &i, sizeof x); return x; }
-static inline float fg_self(int c, float a, float b) {
+static inline float fg_sel32(int c, float a, float b) {
     uint32_t m = 0u - (uint32_t)(c != 0);
     return fg_f32_from_bits((fg_f32_bits(a) & m) | (fg_f32_bits(b) & ~m));
 }

@@ -4,7 +4,7 @@
      gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = GELU'(-a):  Phi(-a) - a*phi(a)  (tanh and sigmoid
                forms: sigma(-w) - a*w'*sigma(w)*sigma(-w); w odd, so GELU'(x) + GELU'(-x) = 1 for all three)
    F and G are polynomials C0 + u*(C1 + ...) on intervals of a, u = a - L_i, their coefficients picked per
-   lane by a register permute (GX_F_TAB): 32 intervals on AVX-512 (vpermt2ps), 8 on AVX2 and NEON (vpermps,
+   lane by a register permute (FG_F_TAB): 32 intervals on AVX-512 (vpermt2ps), 8 on AVX2 and NEON (vpermps,
    vqtbl2q).
    - AVX-512: i = round(a*(K2*a + K)) (two FMAs leave i in the low bits).  The intervals narrow as a grows,
      as F's relative change per unit of a does (~a): even intervals (K2 = 0) needed degree 6 for R = 6;
@@ -42,93 +42,93 @@
 #ifndef FG_GELU_F32_CENTRAL_H
 #define FG_GELU_F32_CENTRAL_H
 #include "fg_f32_common.h"
-#if GX_F32_SIMD
+#if FG_F32_SIMD
 
-#define GX_F_CN (GX_F_TAB32 ? 32 : 8)   /* intervals per central table */
+#define FG_F_CN (FG_F_TAB32 ? 32 : 8)   /* intervals per central table */
 
 /* a = min(|x|, RP) (x NaN: RP or NaN) */
-static inline __attribute__((always_inline)) gx_fv gx_f_central(gx_fv x, gx_fv a, const float (*tab)[GX_F_CN],
+static inline __attribute__((always_inline)) fg_fv fg_f_central(fg_fv x, fg_fv a, const float (*tab)[FG_F_CN],
                                                                 float K, float K2, const int deg) {
     /* a table with a positive slot: a beyond the central intervals (only x > 0 takes them: x < -R is a tail
        lane) takes the last slot, by an index from |x| clamped where it reaches that slot, a clamp beside
        a's own, not after the index's FMA on the lookups' chain (the loops wait on that chain).  Slots come
        with even intervals only (K2 = 0: tools/fit_gelu_f32.py), where that clamp is (CN - 1)/K */
-    const int pos = tab == GX_F_C ? GX_F_CPOS : tab == GX_F_G ? GX_F_GPOS : tab == GX_F_TC ? GX_F_TCPOS
-                  : tab == GX_F_SG ? GX_F_SGPOS : tab == GX_F_TG ? GX_F_TGPOS : GX_F_SGGPOS;
-    gx_fv ai = pos ? GX_F_ABSMIN(x, (float)(GX_F_CN - 1) / K) : a;
+    const int pos = tab == FG_F_C ? FG_F_CPOS : tab == FG_F_G ? FG_F_GPOS : tab == FG_F_TC ? FG_F_TCPOS
+                  : tab == FG_F_SG ? FG_F_SGPOS : tab == FG_F_TG ? FG_F_TGPOS : FG_F_SGGPOS;
+    fg_fv ai = pos ? FG_F_ABSMIN(x, (float)(FG_F_CN - 1) / K) : a;
     /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
-    gx_fv k = K2 != 0.0f ? GX_F_FMA(ai, GX_F_SET1(K2), GX_F_SET1(K)) : GX_F_SET1(K);
-    gx_fv t = GX_F_FMA(ai, k, GX_F_SET1(GX_F_MAGIC));
-    gx_iv idx = GX_F_CASTI(t);
+    fg_fv k = K2 != 0.0f ? FG_F_FMA(ai, FG_F_SET1(K2), FG_F_SET1(K)) : FG_F_SET1(K);
+    fg_fv t = FG_F_FMA(ai, k, FG_F_SET1(FG_F_MAGIC));
+    fg_iv idx = FG_F_CASTI(t);
     /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
        where a permute of L took a slot of the permutes' pipe */
-    const float H = tab == GX_F_C ? GX_F_CH : tab == GX_F_TC ? GX_F_TCH : tab == GX_F_SG ? GX_F_SGH
-                  : tab == GX_F_SGG ? GX_F_SGGH : tab == GX_F_TG ? GX_F_TGH : GX_F_GH;
+    const float H = tab == FG_F_C ? FG_F_CH : tab == FG_F_TC ? FG_F_TCH : tab == FG_F_SG ? FG_F_SGH
+                  : tab == FG_F_SGG ? FG_F_SGGH : tab == FG_F_TG ? FG_F_TGH : FG_F_GH;
     /* else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
-    gx_fv u = H != 0.0f ? GX_F_FMA(GX_F_SUB(t, GX_F_SET1(GX_F_MAGIC)), GX_F_SET1(-H), a)
-                        : GX_F_SUB(a, GX_F_TAB(tab[0]));
-    gx_fv p;
-    if (!GX_F_TAB32 && deg >= 7 && deg % 2) {
+    fg_fv u = H != 0.0f ? FG_F_FMA(FG_F_SUB(t, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-H), a)
+                        : FG_F_SUB(a, FG_F_TAB(tab[0]));
+    fg_fv p;
+    if (!FG_F_TAB32 && deg >= 7 && deg % 2) {
         /* 8-entry tables (AVX2, NEON), whose loops wait on this chain more than on their ports: C2 + C3 u +
            ... in pairs on u^2 (row k + 1 holds C_k), then C0 + u (C1 + u h) as Horner, where the rounding
            matters: 8 FMAs for 7, faster at degree 7; degree 6, the tanh form's, was not */
-        gx_fv u2 = GX_F_MUL(u, u);
-        p = GX_F_FMA(GX_F_TAB(tab[deg + 1]), u, GX_F_TAB(tab[deg]));
+        fg_fv u2 = FG_F_MUL(u, u);
+        p = FG_F_FMA(FG_F_TAB(tab[deg + 1]), u, FG_F_TAB(tab[deg]));
         for (int k = deg - 1; k >= 4; k -= 2)
-            p = GX_F_FMA(p, u2, GX_F_FMA(GX_F_TAB(tab[k]), u, GX_F_TAB(tab[k - 1])));
-        p = GX_F_FMA(p, u, GX_F_TAB(tab[2]));
-        return GX_F_FMA(p, u, GX_F_TAB(tab[1]));
+            p = FG_F_FMA(p, u2, FG_F_FMA(FG_F_TAB(tab[k]), u, FG_F_TAB(tab[k - 1])));
+        p = FG_F_FMA(p, u, FG_F_TAB(tab[2]));
+        return FG_F_FMA(p, u, FG_F_TAB(tab[1]));
     }
-    p = GX_F_TAB(tab[deg + 1]);
+    p = FG_F_TAB(tab[deg + 1]);
     for (int k = deg; k >= 1; k--)
-        p = GX_F_FMA(p, u, GX_F_TAB(tab[k]));
+        p = FG_F_FMA(p, u, FG_F_TAB(tab[k]));
     return p;
 }
 
-/* form: the forward's table, 0 exact (GX_F_C), 1 tanh form (GX_F_TC), 2 sigmoid form (GX_F_SG): gx_f_form's
+/* form: the forward's table, 0 exact (FG_F_C), 1 tanh form (FG_F_TC), 2 sigmoid form (FG_F_SG): fg_f_form's
    numbering (fg_f32_gradfix.h) */
-static inline __attribute__((always_inline)) gx_fv gx_f_fwd_F(gx_fv x, gx_fv a, const int form) {
-    gx_fv F = form == 1 ? gx_f_central(x, a, GX_F_TC, GX_F_TCK, GX_F_TCK2, GX_F_TCDEG)
-            : form == 2 ? gx_f_central(x, a, GX_F_SG, GX_F_SGK, GX_F_SGK2, GX_F_SGDEG)
-                        : gx_f_central(x, a, GX_F_C, GX_F_CK, GX_F_CK2, GX_F_CDEG);
-    return GX_F_SUB(GX_F_MAX(GX_F_SET1(-0.0f), x), F);
+static inline __attribute__((always_inline)) fg_fv fg_f_fwd_F(fg_fv x, fg_fv a, const int form) {
+    fg_fv F = form == 1 ? fg_f_central(x, a, FG_F_TC, FG_F_TCK, FG_F_TCK2, FG_F_TCDEG)
+            : form == 2 ? fg_f_central(x, a, FG_F_SG, FG_F_SGK, FG_F_SGK2, FG_F_SGDEG)
+                        : fg_f_central(x, a, FG_F_C, FG_F_CK, FG_F_CK2, FG_F_CDEG);
+    return FG_F_SUB(FG_F_MAX(FG_F_SET1(-0.0f), x), F);
 }
 
-/* a = min(|x|, RP) (NaN: RP or NaN, as GX_F_ABSMIN); x < -R is a tail lane, its result here is replaced */
-static inline __attribute__((always_inline)) gx_fv gx_f_fwd_a(gx_fv x, const int form) {
-    return GX_F_ABSMIN(x, form == 1 ? GX_F_TCRP : form == 2 ? GX_F_SGRP : GX_F_CRP);
+/* a = min(|x|, RP) (NaN: RP or NaN, as FG_F_ABSMIN); x < -R is a tail lane, its result here is replaced */
+static inline __attribute__((always_inline)) fg_fv fg_f_fwd_a(fg_fv x, const int form) {
+    return FG_F_ABSMIN(x, form == 1 ? FG_F_TCRP : form == 2 ? FG_F_SGRP : FG_F_CRP);
 }
 /* the lanes of a with |x| <= TINY */
-static inline __attribute__((always_inline)) gx_fm gx_f_tiny_mask(gx_fv a) {
-    return GX_F_BITS(GX_F_LE(a, GX_F_SET1(GX_F_TINY)));
+static inline __attribute__((always_inline)) fg_fm fg_f_tiny_mask(fg_fv a) {
+    return FG_F_BITS(FG_F_LE(a, FG_F_SET1(FG_F_TINY)));
 }
 
-/* GELU (form as gx_f_fwd_F) for x >= -R, NaN and +inf (a = RP for +inf;
+/* GELU (form as fg_f_fwd_F) for x >= -R, NaN and +inf (a = RP for +inf;
    NaN: a = RP or NaN, and max(-0, x) gives the NaN).  chk 0: no test for tiny lanes, whose
-   results the caller redoes (gx_f_central_chunk, fg_f32_drive.h); else *seen set when there are some */
-static inline __attribute__((always_inline)) gx_fv gx_f_fwd_c(gx_fv x, const int form, const int chk, int* seen) {
-    gx_fv a = gx_f_fwd_a(x, form);
+   results the caller redoes (fg_f_central_chunk, fg_f32_drive.h); else *seen set when there are some */
+static inline __attribute__((always_inline)) fg_fv fg_f_fwd_c(fg_fv x, const int form, const int chk, int* seen) {
+    fg_fv a = fg_f_fwd_a(x, form);
     if (!chk)
-        return gx_f_fwd_F(x, a, form);
-    gx_fm tiny = gx_f_tiny_mask(a);
+        return fg_f_fwd_F(x, a, form);
+    fg_fm tiny = fg_f_tiny_mask(a);
     /* one test on the common path; a vector of tiny lanes alone (zeros, subnormals) skips the tables */
     if (__builtin_expect(tiny != 0, 0)) {
         *seen = 1;
-        if (tiny == (gx_fm)((1u << GX_F_W) - 1u))
-            return gx_f_tiny(x);
-        return GX_F_SELECT(tiny, gx_f_tiny(x), gx_f_fwd_F(x, a, form));
+        if (tiny == (fg_fm)((1u << FG_F_W) - 1u))
+            return fg_f_tiny(x);
+        return FG_F_SELECT(tiny, fg_f_tiny(x), fg_f_fwd_F(x, a, form));
     }
-    return gx_f_fwd_F(x, a, form);
+    return fg_f_fwd_F(x, a, form);
 }
 
-/* dy GELU'(x) for x >= -R (x NaN: a suspect lane).  form (gx_f_form's numbering, fg_f32_gradfix.h): 0 exact,
+/* dy GELU'(x) for x >= -R (x NaN: a suspect lane).  form (fg_f_form's numbering, fg_f32_gradfix.h): 0 exact,
    1 tanh, 2 sigmoid; the tanh and sigmoid forms' GELU'(x) + GELU'(-x) = 1 as well (w is odd), G = GELU'(-a)
    from their own tables */
-static inline __attribute__((always_inline)) gx_fv gx_f_grad_c(gx_fv x, gx_fv dy, const int form) {
-    gx_fv G = form == 2 ? gx_f_central(x, GX_F_ABSMIN(x, GX_F_SGGRP), GX_F_SGG, GX_F_SGGK, GX_F_SGGK2, GX_F_SGGDEG)
-            : form == 1 ? gx_f_central(x, GX_F_ABSMIN(x, GX_F_TGRP), GX_F_TG, GX_F_TGK, GX_F_TGK2, GX_F_TGDEG)
-                        : gx_f_central(x, GX_F_ABSMIN(x, GX_F_GRP), GX_F_G, GX_F_GK, GX_F_GK2, GX_F_GDEG);
-    return GX_F_SEL_NEG(x, GX_F_MUL(G, dy), GX_F_FNMA(G, dy, dy));   /* -0.0 the same either way */
+static inline __attribute__((always_inline)) fg_fv fg_f_grad_c(fg_fv x, fg_fv dy, const int form) {
+    fg_fv G = form == 2 ? fg_f_central(x, FG_F_ABSMIN(x, FG_F_SGGRP), FG_F_SGG, FG_F_SGGK, FG_F_SGGK2, FG_F_SGGDEG)
+            : form == 1 ? fg_f_central(x, FG_F_ABSMIN(x, FG_F_TGRP), FG_F_TG, FG_F_TGK, FG_F_TGK2, FG_F_TGDEG)
+                        : fg_f_central(x, FG_F_ABSMIN(x, FG_F_GRP), FG_F_G, FG_F_GK, FG_F_GK2, FG_F_GDEG);
+    return FG_F_SEL_NEG(x, FG_F_MUL(G, dy), FG_F_FNMA(G, dy, dy));   /* -0.0 the same either way */
 }
 #endif
 #endif

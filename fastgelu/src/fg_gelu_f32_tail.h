@@ -14,103 +14,103 @@
 #ifndef FG_GELU_F32_TAIL_H
 #define FG_GELU_F32_TAIL_H
 #include "fg_f32_common.h"
-#if GX_F32_SIMD
+#if FG_F32_SIMD
 
-#define GX_F_AMAX 14.99f       /* |x| clamp: a*Phi(-a) rounds to 0 from ~14.2 on; inf makes no NaN */
-#define GX_F_BIG 12.5f       /* |x| up to this: exp(-a^2/2) * P is normal (AVX2 scales it in one add) */
+#define FG_F_AMAX 14.99f       /* |x| clamp: a*Phi(-a) rounds to 0 from ~14.2 on; inf makes no NaN */
+#define FG_F_BIG 12.5f       /* |x| up to this: exp(-a^2/2) * P is normal (AVX2 scales it in one add) */
 
-/* G = exp(-a^2/2) D(a) (the gradient's exp form, table GX_F_D): a = min(|x|, AMAX) (NaN stays), evaluated at
+/* G = exp(-a^2/2) D(a) (the gradient's exp form, table FG_F_D): a = min(|x|, AMAX) (NaN stays), evaluated at
    ac = max(TINY, a) */
-static inline __attribute__((always_inline)) gx_fv gx_f_expD(gx_fv a, gx_fv ac, const int normal,
-                                                             gx_fv dy, gx_fv* Fdy) {
-    const float (*tab)[GX_F_N] = GX_F_D;
+static inline __attribute__((always_inline)) fg_fv fg_f_expD(fg_fv a, fg_fv ac, const int normal,
+                                                             fg_fv dy, fg_fv* Fdy) {
+    const float (*tab)[FG_F_N] = FG_F_D;
     /* the index needs no lower clamp (a + 1 = 1 for tiny a) */
-    gx_iv idx = GX_F_SRLI(GX_F_CASTI(GX_F_ADD(a, GX_F_SET1(1.0f))), GX_F_SHIFT);
-    gx_fv L = GX_F_TAB(GX_F_L);
-    gx_fv u = GX_F_SUB(ac, L);                           /* exact (Sterbenz; L = 0 on the first interval) */
-    gx_fv b, mn;
-    gx_fv q = gx_f_exp_red(ac, &b, &mn, !GX_F_TAB32);    /* the 32-entry D holds 2^(a^2 KL) */
+    fg_iv idx = FG_F_SRLI(FG_F_CASTI(FG_F_ADD(a, FG_F_SET1(1.0f))), FG_F_SHIFT);
+    fg_fv L = FG_F_TAB(FG_F_L);
+    fg_fv u = FG_F_SUB(ac, L);                           /* exact (Sterbenz; L = 0 on the first interval) */
+    fg_fv b, mn;
+    fg_fv q = fg_f_exp_red(ac, &b, &mn, !FG_F_TAB32);    /* the 32-entry D holds 2^(a^2 KL) */
     /* D(a) = H + v, v = C0 + u*(C1 + ...) */
-    gx_fv v = GX_F_TAB(tab[GX_F_DEG + 1]);
-    for (int k = GX_F_DEG; k >= 1; k--)
-        v = GX_F_FMA(v, u, GX_F_TAB(tab[k]));
-    gx_fv H = GX_F_TAB(tab[0]);
+    fg_fv v = FG_F_TAB(tab[FG_F_DEG + 1]);
+    for (int k = FG_F_DEG; k >= 1; k--)
+        v = FG_F_FMA(v, u, FG_F_TAB(tab[k]));
+    fg_fv H = FG_F_TAB(tab[0]);
     /* E*D = 2^mn (1 + q)(H + v) = 2^mn (H + (v + q*D)): the roundings sit in the small part */
-    gx_fv S = GX_F_ADD(H, GX_F_FMA(q, GX_F_ADD(H, v), v));
+    fg_fv S = FG_F_ADD(H, FG_F_FMA(q, FG_F_ADD(H, v), v));
     /* times 2^mn, exact while normal, a subnormal rounded once (a*Phi(-a) is subnormal for a in ~[13.2,
        14.2]).  Fdy (if asked for) = F*dy with dy applied before the scaling: a subnormal F times a large dy
        would carry the subnormal's absolute rounding error into a normal result */
-#if GX_F_HAS_SCALEF
+#if FG_F_HAS_SCALEF
     (void)normal;       /* scalef costs one operation whatever the scale */
     (void)b;
-    if (Fdy)            /* S dy may overflow for |dy| > ~5e37 where the result does not: gx_f_grad_fix */
-        *Fdy = GX_F_SCALEF(GX_F_MUL(S, dy), mn);
-    return GX_F_SCALEF(S, mn);
+    if (Fdy)            /* S dy may overflow for |dy| > ~5e37 where the result does not: fg_f_grad_fix */
+        *Fdy = FG_F_SCALEF(FG_F_MUL(S, dy), mn);
+    return FG_F_SCALEF(S, mn);
 #else
     (void)mn;
-    if (normal) {       /* the caller knows a <= GX_F_BIG */
-        gx_fv F = gx_f_scale_normal(S, b);
+    if (normal) {       /* the caller knows a <= FG_F_BIG */
+        fg_fv F = fg_f_scale_normal(S, b);
         if (Fdy)
-            *Fdy = GX_F_MUL(F, dy);
+            *Fdy = FG_F_MUL(F, dy);
         return F;
     }
-    gx_fv P = GX_F_MUL(S, gx_f_scale64(b));                  /* normal: exact */
-    if (Fdy) {          /* P dy may overflow for |dy| > ~2^61 where the result does not (gx_f_grad_fix
+    fg_fv P = FG_F_MUL(S, fg_f_scale64(b));                  /* normal: exact */
+    if (Fdy) {          /* P dy may overflow for |dy| > ~2^61 where the result does not (fg_f_grad_fix
                            recomputes it in double), so lanes with a <= BIG take the product of the path
                            above: a lane's bits must not depend on its neighbours */
-        gx_fv Fn = gx_f_scale_normal(S, b);
-        *Fdy = GX_F_SEL(GX_F_LE(a, GX_F_SET1(GX_F_BIG)), GX_F_MUL(Fn, dy),
-                        GX_F_MUL(GX_F_MUL(P, dy), GX_F_SET1(0x1p-64f)));
+        fg_fv Fn = fg_f_scale_normal(S, b);
+        *Fdy = FG_F_SEL(FG_F_LE(a, FG_F_SET1(FG_F_BIG)), FG_F_MUL(Fn, dy),
+                        FG_F_MUL(FG_F_MUL(P, dy), FG_F_SET1(0x1p-64f)));
     }
-    return GX_F_MUL(P, GX_F_SET1(0x1p-64f));
+    return FG_F_MUL(P, FG_F_SET1(0x1p-64f));
 #endif
 }
 
-/* min(|x|, AMAX).  x = NaN: NaN, or AMAX (GX_F_ABSMIN of AVX-512); the forward's max(-0, x) passes the NaN
-   on, and the gradient loop finds it (gx_f_suspect) and sets NaN */
-static inline __attribute__((always_inline)) gx_fv gx_f_absmin(gx_fv x) {
-    return GX_F_ABSMIN(x, GX_F_AMAX);
+/* min(|x|, AMAX).  x = NaN: NaN, or AMAX (FG_F_ABSMIN of AVX-512); the forward's max(-0, x) passes the NaN
+   on, and the gradient loop finds it (fg_f_suspect) and sets NaN */
+static inline __attribute__((always_inline)) fg_fv fg_f_absmin(fg_fv x) {
+    return FG_F_ABSMIN(x, FG_F_AMAX);
 }
 
 /* GELU(x) for |x| >= R (x NaN: NaN; the tail lanes): a*Phi(-a) = exp(-a^2/2) (C - r), C + (q (C - r) - r)
-   keeping the roundings in the small part (exp as gx_f_expD), and x - F (x >= 0) or -F one rounding: AVX2's
+   keeping the roundings in the small part (exp as fg_f_expD), and x - F (x >= 0) or -F one rounding: AVX2's
    in the FMA that also takes the subnormal's scaling.  29 vector operations (the exp form's 40 held 10
    permutes) */
-static inline __attribute__((always_inline)) gx_fv gx_f_gelu_tail(gx_fv x) {
-    const gx_fv c = GX_F_SET1(GX_F_RC);
-    gx_fv a = GX_F_MIN(GX_F_SET1(GX_F_AMAX), GX_F_ABS(x)), b, mn;
-    gx_fv q = gx_f_exp_red(a, &b, &mn, 1);
-    gx_fv s = GX_F_MUL(a, a);                      /* the same product as inside: one instruction */
-    gx_fv num = GX_F_FMA(GX_F_FMA(GX_F_SET1(GX_F_RN2), s, GX_F_SET1(GX_F_RN1)), s, GX_F_SET1(GX_F_RN0));
-    gx_fv den = GX_F_FMA(GX_F_FMA(GX_F_FMA(GX_F_SET1(GX_F_RD3), s, GX_F_SET1(GX_F_RD2)), s,
-                                  GX_F_SET1(GX_F_RD1)), s, GX_F_SET1(1.0f));
-    gx_fv r = GX_F_DIV(num, den);
-    gx_fv S = GX_F_ADD(c, GX_F_FMS(q, GX_F_SUB(c, r), r));
-    gx_fv xp = GX_F_MAX(GX_F_SET1(-0.0f), x);
-#if GX_F_HAS_SCALEF
+static inline __attribute__((always_inline)) fg_fv fg_f_gelu_tail(fg_fv x) {
+    const fg_fv c = FG_F_SET1(FG_F_RC);
+    fg_fv a = FG_F_MIN(FG_F_SET1(FG_F_AMAX), FG_F_ABS(x)), b, mn;
+    fg_fv q = fg_f_exp_red(a, &b, &mn, 1);
+    fg_fv s = FG_F_MUL(a, a);                      /* the same product as inside: one instruction */
+    fg_fv num = FG_F_FMA(FG_F_FMA(FG_F_SET1(FG_F_RN2), s, FG_F_SET1(FG_F_RN1)), s, FG_F_SET1(FG_F_RN0));
+    fg_fv den = FG_F_FMA(FG_F_FMA(FG_F_FMA(FG_F_SET1(FG_F_RD3), s, FG_F_SET1(FG_F_RD2)), s,
+                                  FG_F_SET1(FG_F_RD1)), s, FG_F_SET1(1.0f));
+    fg_fv r = FG_F_DIV(num, den);
+    fg_fv S = FG_F_ADD(c, FG_F_FMS(q, FG_F_SUB(c, r), r));
+    fg_fv xp = FG_F_MAX(FG_F_SET1(-0.0f), x);
+#if FG_F_HAS_SCALEF
     (void)b;
-    return GX_F_SUB(xp, GX_F_SCALEF(S, mn));
+    return FG_F_SUB(xp, FG_F_SCALEF(S, mn));
 #else
     (void)mn;
-    return GX_F_FMA(GX_F_MUL(S, gx_f_scale64(b)), GX_F_SET1(-0x1p-64f), xp);
+    return FG_F_FMA(FG_F_MUL(S, fg_f_scale64(b)), FG_F_SET1(-0x1p-64f), xp);
 #endif
 }
 
 /* dy * GELU'(x), GELU' = 1 - G for x >= 0 and G for x < 0, G = Phi(-a) - a*phi(a) = exp(-a^2/2) D(a).
    |x| < TINY needs no fix-up: GELU' rounds to 1/2 there, as at TINY. */
-static inline __attribute__((always_inline)) gx_fv gx_f_gelu_grad(gx_fv x, gx_fv dy) {
-    gx_fv a = gx_f_absmin(x);
-    gx_fv Gdy, G, ac = GX_F_MAX(GX_F_SET1(GX_F_TINY), a);
-#if GX_F_HAS_SCALEF
-    G = gx_f_expD(a, ac, 0, dy, &Gdy);
+static inline __attribute__((always_inline)) fg_fv fg_f_gelu_grad(fg_fv x, fg_fv dy) {
+    fg_fv a = fg_f_absmin(x);
+    fg_fv Gdy, G, ac = FG_F_MAX(FG_F_SET1(FG_F_TINY), a);
+#if FG_F_HAS_SCALEF
+    G = fg_f_expD(a, ac, 0, dy, &Gdy);
 #else
-    if (__builtin_expect(!GX_F_ANY(GX_F_NLE(a, GX_F_SET1(GX_F_BIG))), 1))
-        G = gx_f_expD(a, ac, 1, dy, &Gdy);
+    if (__builtin_expect(!FG_F_ANY(FG_F_NLE(a, FG_F_SET1(FG_F_BIG))), 1))
+        G = fg_f_expD(a, ac, 1, dy, &Gdy);
     else
-        G = gx_f_expD(a, ac, 0, dy, &Gdy);
+        G = fg_f_expD(a, ac, 0, dy, &Gdy);
 #endif
-    gx_fv yp = GX_F_FNMA(G, dy, dy);                          /* dy - G*dy, one rounding */
-    return GX_F_SEL_NEG(x, Gdy, yp);                          /* -0.0 gives 1/2 either way */
+    fg_fv yp = FG_F_FNMA(G, dy, dy);                          /* dy - G*dy, one rounding */
+    return FG_F_SEL_NEG(x, Gdy, yp);                          /* -0.0 gives 1/2 either way */
 }
 #endif
 #endif

@@ -2,8 +2,7 @@
 #define FG_HALF_H
 #include <stdint.h>
 #include <string.h>
-static inline float fg_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static inline uint32_t fg_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+#include "fg_fp.h"
 
 /* selects as masks: gcc will not if-convert a ternary around a float operation (it could trap), and
    the loop would stay scalar below AVX-512 */
@@ -17,18 +16,18 @@ static inline float fg_half_to_float(uint16_t h) {
     /* normal, inf and NaN: exponent and mantissa moved into place and rebiased (112 = 127 - 15;
        224 = 255 - 31 keeps inf/NaN); a subnormal half m*2^-24 is (1 + m/1024)*2^-14 - 2^-14, exact */
     uint32_t normal = shifted + fg_pick(em >= 0x7c00u, 224u << 23, 112u << 23);
-    uint32_t sub = fg_f_bits(fg_bits_f(shifted + (113u << 23)) - 6.103515625e-05f);
-    return fg_bits_f(fg_pick(em < 0x0400u, sub, normal) | sign);
+    uint32_t sub = fg_f32_bits(fg_f32_from_bits(shifted + (113u << 23)) - 6.103515625e-05f);
+    return fg_f32_from_bits(fg_pick(em < 0x0400u, sub, normal) | sign);
 }
 
 static inline uint16_t fg_float_to_half(float f) {
-    uint32_t u = fg_f_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    uint32_t u = fg_f32_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     /* normal range: round the 13 dropped mantissa bits to nearest-even, rebias; a carry out of the
        mantissa correctly bumps the exponent, up to infinity */
     uint32_t normal = (a + 0xfffu + ((a >> 13) & 1u) - (112u << 23)) >> 13;
     /* below 2^-14: adding 0.5f aligns the value so the FPU's own round-to-nearest-even drops exactly
        the bits a half subnormal cannot hold */
-    uint32_t sub = fg_f_bits(fg_bits_f(a) + 0.5f) - 0x3f000000u;
+    uint32_t sub = fg_f32_bits(fg_f32_from_bits(a) + 0.5f) - 0x3f000000u;
     uint32_t big = fg_pick(a > 0x7f800000u, 0x7e00u, 0x7c00u);   /* NaN stays NaN (quiet), else inf */
     uint32_t r = fg_pick(a >= 0x477ff000u, big, fg_pick(a < 0x38800000u, sub, normal));
     return (uint16_t)(r | sign);
@@ -59,10 +58,10 @@ static inline void fg_floats_to_halves(const float* f, uint16_t* h, long n) {
 }
 #endif
 
-static inline float fg_bf16_to_float(uint16_t b) { return fg_bits_f((uint32_t)b << 16); }
+static inline float fg_bf16_to_float(uint16_t b) { return fg_f32_from_bits((uint32_t)b << 16); }
 
 static inline uint16_t fg_float_to_bf16(float f) {
-    uint32_t u = fg_f_bits(f);
+    uint32_t u = fg_f32_bits(f);
     uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     return (uint16_t)fg_pick((u & 0x7fffffffu) > 0x7f800000u, (u >> 16) | 0x40u, rounded);
 }

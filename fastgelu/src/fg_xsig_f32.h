@@ -1,6 +1,6 @@
 /* The tanh and sigmoid forms of GELU, x*sigma(w(x)) with w = 2 sqrt(2/pi) (x + 0.044715 x^3) (the tanh
    form: 0.5x(1 + tanh(w/2))) or w = 1.702x, forward and gradient, in float32 arithmetic on SIMD vectors
-   (fg_simd.h).  Compiled where GX_F32_SIMD, as fg_gelu_f32.h.
+   (fg_simd.h).  Compiled where FG_F32_SIMD, as fg_gelu_f32.h.
 
    Algorithm (fg_xsig_f32_math.h), with T = exp(-|w|): x sigma(w) = x/(1 + T) for x >= 0 and -|x| T/(1 + T)
    for x < 0; the gradient sigma (1 + x w' (1 - sigma)) = 1 + Q or -Q, Q = T U/(1 + T)^2, U = |x| w'(|x|) -
@@ -9,9 +9,9 @@
    with the exact form's Q (fg_f32_common.h), and every quotient by 1 + T or (1 + T)^2 corrected through its
    FMA remainder, so that the reciprocal may be an estimate (vrcp14ps, vrcpps, vrecpe: no division): T's
    error and one rounding.  The forwards run the central form of fg_gelu_f32_central.h (tables, no exp)
-   for x >= -R and the formula beyond (gs_f_tanh_tail, gs_f_xsig; through the queue of fg_f32_drive.h); so
+   for x >= -R and the formula beyond (fg_f_tanh_tail, fg_f_xsig; through the queue of fg_f32_drive.h); so
    do the gradients (w is odd, so GELU'(x) + GELU'(-x) = 1: their tables hold GELU'(-a); the formula
-   gs_f_xsig_grad beyond R); gradient lanes a large dy could make wrong are recomputed in double
+   fg_f_xsig_grad beyond R); gradient lanes a large dy could make wrong are recomputed in double
    (fg_f32_gradfix.h).
 
    Maximum error over all 2^32 inputs (tools/sweep_f32.py; when, and at which commit: docs/accuracy.md):
@@ -27,44 +27,44 @@
 #ifndef FG_XSIG_F32_H
 #define FG_XSIG_F32_H
 #include "fg_simd.h"
-#if GX_F32_SIMD
+#if FG_F32_SIMD
 #include "fg_xsig_f32_math.h"
 #include "fg_f32_drive.h"
 
-static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its central form: fg_f32_drive.h */
+static void fg_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its central form: fg_f32_drive.h */
     const float* dy = NULL;
-    GX_F_CENTRAL_BLOCK(GX_F_TANH, x, dy, y, n)
+    FG_F_CENTRAL_BLOCK(FG_F_TANH, x, dy, y, n)
 }
-static ptrdiff_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
-                                     int* tiny, int* carry) {  /* gx_f_gelu_mul_block's */
-    GX_F_CENTRAL_MUL_BLOCK(GX_F_TANH, x, u, y, n, lost, tiny, carry)
+static ptrdiff_t fg_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
+                                     int* tiny, int* carry) {  /* fg_f_gelu_mul_block's */
+    FG_F_CENTRAL_MUL_BLOCK(FG_F_TANH, x, u, y, n, lost, tiny, carry)
 }
-static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) {    /* its central form: fg_f32_drive.h */
+static void fg_f_sig_block(const float* x, float* y, ptrdiff_t n) {    /* its central form: fg_f32_drive.h */
     const float* dy = NULL;
-    GX_F_CENTRAL_BLOCK(GX_F_SIG, x, dy, y, n)
+    FG_F_CENTRAL_BLOCK(FG_F_SIG, x, dy, y, n)
 }
-static ptrdiff_t gs_f_sig_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
+static ptrdiff_t fg_f_sig_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
                                     int* tiny, int* carry) {
-    GX_F_CENTRAL_MUL_BLOCK(GX_F_SIG, x, u, y, n, lost, tiny, carry)
+    FG_F_CENTRAL_MUL_BLOCK(FG_F_SIG, x, u, y, n, lost, tiny, carry)
 }
-static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    GX_F_CENTRAL_BLOCK(GX_F_TANH_GRAD, x, dy, y, n)     /* its central form: fg_f32_drive.h */
+static void fg_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+    FG_F_CENTRAL_BLOCK(FG_F_TANH_GRAD, x, dy, y, n)     /* its central form: fg_f32_drive.h */
 }
-static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    GX_F_CENTRAL_BLOCK(GX_F_SIG_GRAD, x, dy, y, n)      /* its central form: fg_f32_drive.h */
+static void fg_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+    FG_F_CENTRAL_BLOCK(FG_F_SIG_GRAD, x, dy, y, n)      /* its central form: fg_f32_drive.h */
 }
 #else
-static void gs_f_tanh_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
-static void gs_f_sig_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
-static ptrdiff_t gs_f_sig_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
+static void fg_f_tanh_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
+static void fg_f_sig_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
+static ptrdiff_t fg_f_sig_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
                                     int* tiny, int* carry) {
     (void)x; (void)u; (void)y; (void)n; (void)lost; (void)carry; *tiny = 0; return 0; }
-static ptrdiff_t gs_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
+static ptrdiff_t fg_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
                                      int* tiny, int* carry) {
     (void)x; (void)u; (void)y; (void)n; (void)lost; (void)carry; *tiny = 0; return 0; }
-static void gs_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+static void fg_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
     (void)x; (void)dy; (void)y; (void)n; }
-static void gs_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
+static void fg_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
     (void)x; (void)dy; (void)y; (void)n; }
 #endif
 #endif
