@@ -141,7 +141,10 @@ cdef extern from "fg_half.h":
 
 # ---- fg_cpu.h: CPU features and the control registers of the FP environment ------------------------------
 cdef extern from "fg_cpu.h":
-    int fg_cpu_has(int) nogil
+    ctypedef enum fg_cpu_isa:
+        FG_CPU_AVX2
+        FG_CPU_AVX512
+    int fg_cpu_has(fg_cpu_isa) nogil
     unsigned int fg_get_mxcsr() nogil
     void fg_set_mxcsr(unsigned int) nogil
     const int FG_HAVE_MXCSR

@@ -51,7 +51,8 @@ F32_SIMD_REQUESTED = bool(FG_F32_REQUESTED)      # False in a build made with FA
 
 def cpu_features():
     """ISA levels this CPU and OS can run (asked in the generic module, so no illegal instruction)."""
-    return {"generic": True, "avx2": bool(fg_cpu_has(1)), "avx512": bool(fg_cpu_has(2))}
+    return {"generic": True, "avx2": bool(fg_cpu_has(FG_CPU_AVX2)),
+            "avx512": bool(fg_cpu_has(FG_CPU_AVX512))}
 
 
 def _mxcsr(value=None):

@@ -1,5 +1,7 @@
 #ifndef FG_CPU_H
 #define FG_CPU_H
+/* what fg_cpu_has asks for: the instruction sets of the builds beyond the baseline (setup.py's ISA list) */
+typedef enum { FG_CPU_AVX2 = 1, FG_CPU_AVX512 = 2 } fg_cpu_isa;
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 /* F16C is read from CPUID leaf 1 (ECX bit 29) rather than __builtin_cpu_supports("f16c"): clang < 15
@@ -8,18 +10,20 @@ static int fg_cpu_f16c(void) {
     unsigned int a, b, c, d;
     return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
 }
-static int fg_cpu_has(int what) {
+static int fg_cpu_has(fg_cpu_isa what) {
     __builtin_cpu_init();
     switch (what) {
-    case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && fg_cpu_f16c();
-    case 2: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-                && __builtin_cpu_supports("fma") && fg_cpu_f16c();
+    case FG_CPU_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && fg_cpu_f16c();
+    case FG_CPU_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+            && __builtin_cpu_supports("fma") && fg_cpu_f16c();
     }
     return 0;
 }
 #else
-static int fg_cpu_has(int what) { (void)what; return 0; }
+static int fg_cpu_has(fg_cpu_isa what) { (void)what; return 0; }
 #endif
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
