@@ -109,29 +109,18 @@ def fit_Q(n=200):
     return c[1:], err
 
 
-def table_lines(isa, n, deg, fold):
+def fit_exp_table(n, deg, fold):
+    """the exact gradient's exp-form table D for n intervals: dict(shift, deg, err, L, rows H, C0, ..., C_deg)"""
     iv, shift = intervals(n)
-    lines = [f"    /* {isa}: {n} intervals, index (bits(a + 1) >> {shift}) & {n - 1}; u = a - L; degree {deg} */",
-             f"    #define FG_F_N {n}",
-             f"    #define FG_F_SHIFT {shift}",
-             f"    #define FG_F_DEG {deg}"]
-    vals = ", ".join(f"{iv[i][0]!r}f" for i in range(n))
-    lines.append(f"    static const float FG_F_L[{n}] __attribute__((aligned(64))) = {{{vals}}};")
-    for name, fit, what in (("D", fit_D, "D = H + (C0 + u*(C1 + ...)) (gradient)"),):
-        rows, errs = [], []
-        for idx in range(n):
-            lo, hi = iv[idx]
-            h, c, err = fit(lo, hi, deg, fold)
-            rows.append([h] + c)
-            errs.append(err)
-            print(f"# {isa} {name} interval {idx:2d} a in [{lo:6.3f}, {hi:6.3f}): max weighted error {err:.2e}",
-                  file=sys.stderr)
-        lines.append(f"    /* {what}, max weighted error {max(errs):.2e}; rows H, C0, ..., C{deg} */")
-        lines.append(f"    static const float FG_F_{name}[{deg + 2}][{n}] __attribute__((aligned(64))) = {{")
-        for k in range(deg + 2):
-            lines.append("        {" + ", ".join(f"{rows[i][k]!r}f" for i in range(n)) + "},")
-        lines.append("    };")
-    return lines
+    rows, errs = [], []
+    for idx in range(n):
+        lo, hi = iv[idx]
+        h, c, err = fit_D(lo, hi, deg, fold)
+        rows.append([h] + c)
+        errs.append(err)
+        print(f"# D interval {idx:2d} a in [{lo:6.3f}, {hi:6.3f}): max weighted error {err:.2e}", file=sys.stderr)
+    return dict(shift=shift, deg=deg, err=max(errs), L=[iv[i][0] for i in range(n)],
+                rows=[[rows[i][k] for i in range(n)] for k in range(deg + 2)])
 
 
 # Central tables (AVX-512: one vpermt2ps serves 32 intervals; AVX2: vpermps, 8).  For |x| up to R, no exp:
@@ -152,13 +141,14 @@ def table_lines(isa, n, deg, fold):
 # permute and one FMA fewer per vector, the uneven index one FMA more (Zen 4: degree 5 +5-6% at sigma = 1 over
 # even degree 6; degree 6 to R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward; for the
 # gradient -3 to -7% / +3-4% / +17%, four runs).
-CENTRAL = {"avx512": {"F": dict(R=5.75, deg=5, alpha=0.55), "G": dict(R=7.5, deg=6, alpha=0.7),
-                      "T": dict(R=5.25, deg=5, alpha=0.6), "S": dict(R=10.25, deg=6), "GS": dict(R=12.0, deg=6),
-                      "GT": dict(R=5.75, deg=6, alpha=0.6)},
-           "avx2": {"F": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "G": dict(R=3.9, deg=7, RP=6.0, re=2),
-                    "T": dict(R=3.3, deg=7, RP=5.25, H=0.5078125),
-                    "S": dict(R=5.5, deg=8, RP=10.25, H=0.875), "GS": dict(R=6.0, deg=8, H=0.8125),
-                    "GT": dict(R=3.9, deg=7, RP=5.75, re=2)}}
+CENTRAL = {"avx512": {"gelu": dict(R=5.75, deg=5, alpha=0.55), "gelu_grad": dict(R=7.5, deg=6, alpha=0.7),
+                      "gelu_tanh": dict(R=5.25, deg=5, alpha=0.6), "gelu_sigmoid": dict(R=10.25, deg=6),
+                      "gelu_sigmoid_grad": dict(R=12.0, deg=6), "gelu_tanh_grad": dict(R=5.75, deg=6, alpha=0.6)},
+           "avx2": {"gelu": dict(R=3.4, deg=7, RP=5.5, H=0.5234375), "gelu_grad": dict(R=3.9, deg=7, RP=6.0, re=2),
+                    "gelu_tanh": dict(R=3.3, deg=7, RP=5.25, H=0.5078125),
+                    "gelu_sigmoid": dict(R=5.5, deg=8, RP=10.25, H=0.875),
+                    "gelu_sigmoid_grad": dict(R=6.0, deg=8, H=0.8125),
+                    "gelu_tanh_grad": dict(R=3.9, deg=7, RP=5.75, re=2)}}
 # AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
 # so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
 # (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
@@ -248,8 +238,17 @@ def G_tanh(a):
     return s - t
 
 
-FUNS = {"F": F_central, "G": G_central, "T": F_tanh, "S": F_sig, "GS": G_sig, "GT": G_tanh}
-GRADS = ("G", "GS", "GT")
+# the functions, by the names the package gives them (and the kernels' records, fg_f_<name>_central): what
+# their central table holds, F(a) for a forward, G(a) = GELU'(-a) for a gradient; in the order of the
+# kernels' enum (fg_f32_fns.h)
+FUNS = {"gelu": F_central, "gelu_grad": G_central, "gelu_tanh": F_tanh, "gelu_sigmoid": F_sig,
+        "gelu_sigmoid_grad": G_sig, "gelu_tanh_grad": G_tanh}
+WHAT = {"gelu": "F = a*Phi(-a)", "gelu_grad": "G = Phi(-a) - a*phi(a)",
+        "gelu_tanh": "F = a*sigma(-w(a)), w = 2 sqrt(2/pi) (a + 0.044715 a^3)",
+        "gelu_sigmoid": "F = a*sigma(-1.702a)",
+        "gelu_sigmoid_grad": "G = sigma(-ka) - ka*sigma(ka)*sigma(-ka), k = 1.702",
+        "gelu_tanh_grad": "G = sigma(-w) - a*w'*sigma(w)*sigma(-w)"}
+GRADS = tuple(name for name in FUNS if name.endswith("_grad"))
 
 
 def exact_lead(fun, L, tries=4000):
@@ -270,7 +269,7 @@ def exact_lead(fun, L, tries=4000):
     return best
 
 
-def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None, H=None, re=None):
+def fit_central(name, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None, H=None, re=None):
     """Interval i = round(g(a)), g(a) = a*(K2*a + K): alpha = 0 spaces the intervals evenly (K2 = 0), alpha > 0
     narrows them as a grows (the share alpha of g(R) from a^2), which evens out F's relative change per interval
     (d log F/da ~ -a) and so the Horner rounding share: the same error budget then reaches a larger R.
@@ -284,7 +283,7 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
     Interval 1 keeps its centre (Sterbenz needs L <= 2 a), interval 0 its L = 0."""
     assert re is None or (not H and re >= 2)
     assert not (RP and alpha), "a positive slot needs even intervals (the kernels clamp its index at (n-1)/K)"
-    fun = FUNS[kind]
+    fun = FUNS[name]
     nc = n - 1 if RP else n
     top = nc - 0.501 if full_last or alpha else nc - 1   # full_last: round(g(R)) = nc - 1, not a tie
     K, K2 = f32((1 - alpha) * top / R), f32(alpha * top / R ** 2)
@@ -299,7 +298,7 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
         lo = max(0.0, ginv(i - 0.5))
         hi = (ginv(nc - 0.5) if RP else R) if i == nc - 1 else ginv(i + 0.5)
         if i == 0:
-            L, c0 = 0.0, (0.5 if kind in GRADS else 0.0)
+            L, c0 = 0.0, (0.5 if name in GRADS else 0.0)
         else:
             at = hi if re is not None and i >= re else ginv(i)
             L, c0, frac = (i * H, f32(fun(i * H)), 0.0) if H else exact_lead(fun, at)
@@ -311,11 +310,11 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
         As = [a for a in As if a > 0]
         us = [a - mp.mpf(L) for a in As]
         vals = [fun(a) for a in As]
-        if kind == "G":
+        if name == "gelu_grad":
             wt = [1 / max(mp.ncdf(-a), a * mp.npdf(a)) for a in As]
-        elif kind == "GS":
+        elif name == "gelu_sigmoid_grad":
             wt = [1 / G_sig_scale(a) for a in As]
-        elif kind == "GT":
+        elif name == "gelu_tanh_grad":
             wt = [1 / max(_tanh_terms(a)) for a in As]
         else:
             wt = [1 / v for v in vals]
@@ -323,64 +322,40 @@ def fit_central(kind, R, deg, n=32, pts=160, full_last=False, alpha=0.0, RP=None
         c[0] = c0
         rows.append([L] + c)
         errs.append(err)
-    print(f"# central {kind}: R {R}, degree {deg}, max weighted error {max(errs):.2e} (interval "
+    print(f"# central {name}: R {R}, degree {deg}, max weighted error {max(errs):.2e} (interval "
           f"{int(np.argmax(errs))}), leads exact to {worst:.1e} ulp", file=sys.stderr)
     perr = None
     if RP:
-        row, perr = fit_positive(kind, ginv(nc - 0.5), RP, deg, pts, L=nc * H if H else None)
+        row, perr = fit_positive(name, ginv(nc - 0.5), RP, deg, pts, L=nc * H if H else None)
         rows.append(row)
     return K, K2, rows, max(errs), perr
 
 
-def fit_positive(kind, lo, hi, deg, pts=200, L=None):
+def fit_positive(name, lo, hi, deg, pts=200, L=None):
     """AVX2's positive slot: x > 0 from lo (where the central index passes its last interval) to hi, the clamp
     beyond which x - F rounds to x (1 - G to 1).  There y = x - F (dy - G dy) needs F (G) only to a fraction
     of the result's ulp, absolutely: weight 1/ulp(a) (G: 2^24, the sweep's unit for GELU' just below 1)."""
-    fun = FUNS[kind]
+    fun = FUNS[name]
     pad = (hi - lo) * 1e-3
     lo, hi = lo - pad, hi + pad
     L, c0, _ = (L, f32(fun(L)), 0.0) if L else exact_lead(fun, (lo + hi) / 2)
     th = np.linspace(0, np.pi, pts)
     As = [mp.mpf(lo) + (mp.mpf(hi) - lo) * (1 - mp.cos(mp.mpf(t))) / 2 for t in th]
-    wt = [mp.mpf(2) ** 24 if kind in GRADS else 1 / mp.mpf(float(np.spacing(np.float32(float(a))))) for a in As]
+    wt = [mp.mpf(2) ** 24 if name in GRADS else 1 / mp.mpf(float(np.spacing(np.float32(float(a))))) for a in As]
     c, err = fit_rounded([a - mp.mpf(L) for a in As], [fun(a) - c0 for a in As], wt, list(range(1, deg + 1)), deg)
     c[0] = c0
-    print(f"# positive {kind}: [{lo:.4f}, {hi:.4f}], degree {deg}, max error {err:.3f} ulp", file=sys.stderr)
+    print(f"# positive {name}: [{lo:.4f}, {hi:.4f}], degree {deg}, max error {err:.3f} ulp", file=sys.stderr)
     return [L] + c, err
 
 
-def central_lines(isa):
-    lines = []
-    n = CENTRAL_N[isa]
-    for kind, what in (("F", "a*Phi(-a) (forward)"), ("G", "Phi(-a) - a*phi(a) (gradient)"),
-                       ("T", "a*sigma(-w(a)) (tanh form's forward)"),
-                       ("S", "a*sigma(-1.702a) (sigmoid form's forward)"),
-                       ("GS", "sigma(-ka) - ka*sigma(ka)*sigma(-ka), k = 1.702 (sigmoid form's gradient)"),
-                       ("GT", "sigma(-w) - a*w'*sigma(w)*sigma(-w) (tanh form's gradient)")):
-        cfg = CENTRAL[isa].get(kind)
-        if cfg is None:
-            continue
-        K, K2, rows, err, perr = fit_central(kind, n=n, full_last=n < 32, **cfg)
-        deg = cfg["deg"]
-        p = {"F": "FG_F_C", "G": "FG_F_G", "T": "FG_F_TC", "S": "FG_F_SG", "GS": "FG_F_SGG", "GT": "FG_F_TG"}[kind]
-        lines += [f"    /* {what} for a <= R: {n} intervals i = round(a*(K2*a + K)), u = a - L, C0 + u*(C1 + ...) with "
-                  f"C0 exact; degree {deg}, max weighted error {err:.2e}"
-                  + (f"; the last slot x in (R, RP], {perr:.3f} ulp" if perr is not None else "")
-                  + f"; rows L, C0, ..., C{deg} */",
-                  f"    #define {p}R {cfg['R']!r}f",
-                  *([f"    #define {p}RP {cfg['RP']!r}f   /* x > 0 clamp (positive slot, the last) */",
-                     f"    #define {p}POS 1"] if cfg.get("RP") else
-                    [f"    #define {p}RP {cfg['R']!r}f   /* x > 0 clamp (R: no positive slot) */",
-                     f"    #define {p}POS 0"]),
-                  f"    #define {p}H {cfg.get('H', 0.0)!r}f   /* L_i = i*H (0: L is row 0) */",
-                  f"    #define {p}K {K!r}f",
-                  f"    #define {p}K2 {K2!r}f",
-                  f"    #define {p}DEG {deg}",
-                  f"    static const float {p}[{deg + 2}][{n}] __attribute__((aligned(64))) = {{"]
-        for k in range(deg + 2):
-            lines.append("        {" + ", ".join(f"{rows[i][k]!r}f" for i in range(n)) + "},")
-        lines.append("    };")
-    return lines
+def fit_central_table(name, n):
+    """the central table of function `name` for n-entry permutes: dict(R, RP, slot, H, K, K2, deg, err,
+    slot_err, rows L, C0, ..., C_deg)"""
+    cfg = CENTRAL["avx512" if n == 32 else "avx2"][name]
+    K, K2, rows, err, perr = fit_central(name, n=n, full_last=n < 32, **cfg)
+    return dict(R=cfg["R"], RP=cfg.get("RP", cfg["R"]), slot=int(bool(cfg.get("RP"))), H=cfg.get("H", 0.0),
+                K=K, K2=K2, deg=cfg["deg"], err=err, slot_err=perr or 0.0,
+                rows=[[rows[i][k] for i in range(n)] for k in range(cfg["deg"] + 2)])
 
 
 # The forwards' tail (|x| beyond the central tables, both ISAs): a*Phi(-a) = exp(-a^2/2) (C - r(s)), s = a^2,
@@ -427,49 +402,93 @@ def fit_tail(lo, hi, num, den, pts=1500, iters=80):
     return C, n, d, err
 
 
-def tail_lines():
+def fit_all():
+    """every table and constant of fg_gelu_f32_tables.h"""
+    q, qerr = fit_Q()
+    print(f"# 2^f: max rel error {qerr:.2e}", file=sys.stderr)
     C, n, d, err = fit_tail(**TAIL)
     print(f"# tail: r rational ({TAIL['num']}, {TAIL['den']}), max error relative to a*m(a)/sqrt(2 pi) {err:.2e}",
           file=sys.stderr)
-    lines = [f"    /* the forwards' tail: a*Phi(-a) = exp(-a^2/2) (C - r(a^2)), r = N/D of degree ({TAIL['num']}, "
-             f"{TAIL['den']}) for a in [{TAIL['lo']}, {TAIL['hi']}], max error {err:.2e} relative to C - r */",
-             f"    #define FG_F_RC {C!r}f"]
-    lines += [f"    #define FG_F_RN{j} {v!r}f" for j, v in enumerate(n)]
-    lines += [f"    #define FG_F_RD{j} {v!r}f" for j, v in enumerate(d) if j]
+    widths = {}
+    for isa, width in CENTRAL_N.items():
+        widths[width] = dict(exp=fit_exp_table(**TABLES[isa]),
+                             central={name: fit_central_table(name, width) for name in FUNS})
+    return dict(q=q, q_err=qerr, tail=dict(C=C, N=n, D=d, err=err), widths=widths)
+
+
+def c_float(v):
+    return f"{float(v)!r}f"
+
+
+def c_rows(name, rows):
+    """a table's rows as a C array, one row a line"""
+    return ([f"static const float {name}[{len(rows)}][{len(rows[0])}] __attribute__((aligned(64))) = {{"]
+            + ["    {" + ", ".join(c_float(v) for v in row) + "}," for row in rows] + ["};"])
+
+
+def c_record(kind, name, fields):
+    """a table's record: a constant of fg_f32_table.h's type `kind`, its fields in order, wrapped"""
+    lines, line = [], f"static const {kind} {name} = {{"
+    for k, v in fields:
+        part = f".{k} = {v},"
+        if len(line) + len(part) + 1 > 116:
+            lines.append(line)
+            line = "   "
+        line += " " + part if not line.endswith("{") else part
+    lines.append(line.rstrip(",") + "};")
     return lines
 
 
-def emit():
-    q, qerr = fit_Q()
-    print(f"# 2^f: max rel error {qerr:.2e}", file=sys.stderr)
-    lines = ["    /* BEGIN GENERATED by tools/fit_gelu_f32.py --write (do not edit by hand) */",
-             f"    /* 2^f = 1 + f*Q(f), max relative error {qerr:.2e} */",
-             f"    #define FG_F_KH {KH!r}f    /* log2(e)/2 = FG_F_KH + FG_F_KL */",
-             f"    #define FG_F_KL {KL!r}f"]
-    for j, v in enumerate(q):
-        lines.append(f"    #define FG_F_Q{j} {v!r}f")
-    lines += tail_lines()
-    lines.append("    #if FG_F_TAB32")
-    lines += table_lines("AVX-512", **TABLES["avx512"])
-    lines += central_lines("avx512")
-    lines.append("    #else")
-    lines += table_lines("AVX2", **TABLES["avx2"])
-    lines += central_lines("avx2")
-    lines.append("    #endif")
-    lines.append("    /* END GENERATED */")
+def emit(fits):
+    """the generated part of fg_gelu_f32_tables.h"""
+    t = fits["tail"]
+    lines = ["/* BEGIN GENERATED by tools/fit_gelu_f32.py --write (do not edit by hand) */",
+             "/* exp: 2^f = 1 + f*Q(f) on |f| <= 1/2, FG_F_Q_ERR its largest relative error; log2(e)/2 = KH + KL */",
+             f"#define FG_F_KH {KH!r}f",
+             f"#define FG_F_KL {KL!r}f"]
+    lines += [f"#define FG_F_Q{j} {v!r}f" for j, v in enumerate(fits["q"])]
+    lines += [f"#define FG_F_Q_ERR {fits['q_err']:.2e}",
+              f"/* the forwards' tail: a*Phi(-a) = exp(-a^2/2) (C - r(a^2)), r = N/D of degree ({TAIL['num']}, "
+              f"{TAIL['den']}) fitted for a in",
+              f"   [{TAIL['lo']}, {TAIL['hi']}]; FG_F_R_ERR its largest error relative to C - r */",
+              f"#define FG_F_RC {t['C']!r}f"]
+    lines += [f"#define FG_F_RN{j} {v!r}f" for j, v in enumerate(t["N"])]
+    lines += [f"#define FG_F_RD{j} {v!r}f" for j, v in enumerate(t["D"]) if j]
+    lines.append(f"#define FG_F_R_ERR {t['err']:.2e}")
+    for k, (width, w) in enumerate(sorted(fits["widths"].items(), reverse=True)):
+        lines.append("#if FG_F_TAB32" if k == 0 else "#else")
+        e = w["exp"]
+        lines += [f"/* {width} intervals a table.  The exact gradient's exp form: D(a) = (Phi(-a) - a*phi(a)) "
+                  f"exp(a^2/2)" + (" 2^(-a^2 KL) */" if width == 32 else " */"),
+                  f"static const float fg_f_gelu_grad_exp_L[{width}] __attribute__((aligned(64))) = {{"
+                  + ", ".join(c_float(v) for v in e["L"]) + "};"]
+        lines += c_rows("fg_f_gelu_grad_exp_c", e["rows"])
+        lines += c_record("fg_f_exp_table", "fg_f_gelu_grad_exp",
+                          [("shift", e["shift"]), ("deg", e["deg"]), ("err", f"{e['err']:.2e}f"),
+                           ("L", "fg_f_gelu_grad_exp_L"), ("c", "fg_f_gelu_grad_exp_c")])
+        for name, c in w["central"].items():
+            lines.append(f"/* {name}'s central table: {WHAT[name]} */")
+            lines += c_rows(f"fg_f_{name}_central_c", c["rows"])
+            lines += c_record("fg_f_table", f"fg_f_{name}_central",
+                              [("R", c_float(c["R"])), ("RP", c_float(c["RP"])), ("slot", c["slot"]),
+                               ("H", c_float(c["H"])), ("K", c_float(c["K"])), ("K2", c_float(c["K2"])),
+                               ("deg", c["deg"]), ("err", f"{c['err']:.2e}f"),
+                               ("slot_err", f"{c['slot_err']:.3f}f"), ("c", f"fg_f_{name}_central_c")])
+    lines += ["#endif", "/* END GENERATED */"]
     return "\n".join(lines) + "\n"
 
 
-HEADER = """/* Coefficients of the float32 kernels (fg_gelu_f32.h, fg_xsig_f32.h): generated by
+HEADER = """/* Coefficients of the float32 kernels, a record for each table (fg_f32_table.h): generated by
    python tools/fit_gelu_f32.py --write fastgelu/src/fg_gelu_f32_tables.h   (do not edit by hand).
-   Two table sets: 32 intervals (FG_F_TAB32: one two-source permute serves a coefficient) and 8. */
+   Two table sets: 32 intervals a table (FG_F_TAB32: one two-source permute serves a coefficient) and 8. */
 #ifndef FG_GELU_F32_TABLES_H
 #define FG_GELU_F32_TABLES_H
+#include "fg_f32_table.h"
 """
 
 
 def main():
-    text = "\n".join(line[4:] if line.startswith("    ") else line for line in emit().split("\n"))
+    text = emit(fit_all())
     if len(sys.argv) > 2 and sys.argv[1] == "--write":
         with open(sys.argv[2], "w") as f:
             f.write(HEADER + text + "#endif\n")

@@ -43,11 +43,11 @@ static inline __attribute__((always_inline)) fg_fv look(const float* row, fg_iv 
 
 /* F = a*Phi(-a) on the central intervals, the lookups and the order by var */
 static inline __attribute__((always_inline)) fg_fv central(fg_fv a, const int var) {
-    const float (*tab)[8] = FG_F_C;
-    fg_fv t = FG_F_MIN(FG_F_FMA(a, FG_F_SET1(FG_F_CK), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
+    const float (*tab)[8] = fg_f_gelu_central.c;
+    fg_fv t = FG_F_MIN(FG_F_FMA(a, FG_F_SET1(fg_f_gelu_central.K), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
     fg_iv idx = FG_F_CASTI(t);
     fg_fv sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 29));
-    fg_fv u = FG_F_FMA(FG_F_SUB(t, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-FG_F_CH), a), u2 = FG_F_MUL(u, u);
+    fg_fv u = FG_F_FMA(FG_F_SUB(t, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-fg_f_gelu_central.H), a), u2 = FG_F_MUL(u, u);
 #define C(k) look(tab[(k) + 1], idx, sel, var)
     if (var == ESTRIN) {
         fg_fv u4 = FG_F_MUL(u2, u2);
@@ -65,12 +65,12 @@ static inline __attribute__((always_inline)) fg_fv central(fg_fv a, const int va
 
 /* the package's order for two vectors at once, each step for both */
 static inline __attribute__((always_inline)) void central2(fg_fv a0, fg_fv a1, fg_fv* r0, fg_fv* r1) {
-    const float (*tab)[8] = FG_F_C;
-    fg_fv t0 = FG_F_MIN(FG_F_FMA(a0, FG_F_SET1(FG_F_CK), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
-    fg_fv t1 = FG_F_MIN(FG_F_FMA(a1, FG_F_SET1(FG_F_CK), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
+    const float (*tab)[8] = fg_f_gelu_central.c;
+    fg_fv t0 = FG_F_MIN(FG_F_FMA(a0, FG_F_SET1(fg_f_gelu_central.K), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
+    fg_fv t1 = FG_F_MIN(FG_F_FMA(a1, FG_F_SET1(fg_f_gelu_central.K), FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(FG_F_MAGIC + 7.0f));
     fg_iv i0 = FG_F_CASTI(t0), i1 = FG_F_CASTI(t1);
-    fg_fv u0 = FG_F_FMA(FG_F_SUB(t0, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-FG_F_CH), a0);
-    fg_fv u1 = FG_F_FMA(FG_F_SUB(t1, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-FG_F_CH), a1);
+    fg_fv u0 = FG_F_FMA(FG_F_SUB(t0, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-fg_f_gelu_central.H), a0);
+    fg_fv u1 = FG_F_FMA(FG_F_SUB(t1, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-fg_f_gelu_central.H), a1);
     fg_fv q0 = FG_F_MUL(u0, u0), q1 = FG_F_MUL(u1, u1);
     fg_fv p0 = FG_F_FMA(fg_f_tab8(tab[8], i0), u0, fg_f_tab8(tab[7], i0));
     fg_fv p1 = FG_F_FMA(fg_f_tab8(tab[8], i1), u1, fg_f_tab8(tab[7], i1));
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     srand(1);
     for (long i = 0; i < n; i++) {     /* randn, inside the central intervals (x >= -R) */
         double u = (rand() + 1.0) / (RAND_MAX + 2.0), v = rand() / (RAND_MAX + 1.0);
-        x[i] = fmaxf((float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v)), -FG_F_CR);
+        x[i] = fmaxf((float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v)), -fg_f_gelu_central.R);
     }
     loop_PACKAGE(x, ref, n);
     double best[NVAR];

@@ -64,9 +64,10 @@ def lookups_a_vector(func, isa):
     holds it): from the header the build compiles"""
     sys.path.insert(0, HERE)
     from fit_gelu_f32 import CENTRAL
-    kind = {"fg_f_gelu_block": "F", "fg_f_gelu_grad_block": "G", "fg_f_tanh_block": "T",
-            "fg_f_tanh_grad_block": "GT", "fg_f_sig_block": "S", "fg_f_sig_grad_block": "GS"}[func]
-    cfg = CENTRAL[isa][kind]
+    name = {"fg_f_gelu_block": "gelu", "fg_f_gelu_grad_block": "gelu_grad", "fg_f_tanh_block": "gelu_tanh",
+            "fg_f_tanh_grad_block": "gelu_tanh_grad", "fg_f_sig_block": "gelu_sigmoid",
+            "fg_f_sig_grad_block": "gelu_sigmoid_grad"}[func]
+    cfg = CENTRAL[isa][name]
     return cfg["deg"] + 1 + (0 if cfg.get("H") else 1)
 
 

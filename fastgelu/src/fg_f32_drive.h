@@ -31,10 +31,10 @@
                                   arrays well below the in-cache speed (docs/performance.md); 1,024 and
                                   4,096 were no better */
 
-/* A build may take a segment over: FG_F_SEG_HOOK(x, dy, y, n, kind) nonzero when it has written y[0, n)
+/* A build may take a segment over: FG_F_SEG_HOOK(x, dy, y, n, fn) nonzero when it has written y[0, n)
    (tools/bound_f32_hook.h: the central form alone, for tools/bound_f32.py).  The package's: none */
 #ifndef FG_F_SEG_HOOK
-#define FG_F_SEG_HOOK(x, dy, y, n, kind) 0
+#define FG_F_SEG_HOOK(x, dy, y, n, fn) 0
 #endif
 
 #define FG_F_LIST 64                /* vectors per chunk */
@@ -61,23 +61,14 @@ static inline __attribute__((always_inline)) int fg_f_tailq_pushv(fg_f_tailq* q,
     return n + __builtin_popcount(m);
 }
 
-/* kinds of the central loop: the three forms' forwards and gradients */
-enum { FG_F_EXACT = 0, FG_F_EXACT_GRAD = 1, FG_F_TANH = 2, FG_F_SIG = 3, FG_F_SIG_GRAD = 4, FG_F_TANH_GRAD = 5 };
-#define FG_F_IS_GRAD(kind) ((kind) == FG_F_EXACT_GRAD || (kind) == FG_F_SIG_GRAD || (kind) == FG_F_TANH_GRAD)
-/* a gradient kind's form (fg_f_form) */
-#define FG_F_GFORM(kind) ((kind) == FG_F_TANH_GRAD ? FG_F_FORM_TANH : (kind) == FG_F_SIG_GRAD ? FG_F_FORM_SIGMOID \
-                                                                                       : FG_F_FORM_EXACT)
-/* a forward kind's table (fg_f_fwd_F's form) */
-#define FG_F_KFORM(kind) ((kind) == FG_F_TANH ? 1 : (kind) == FG_F_SIG ? 2 : 0)
-
 /* the exp form for the tail lanes m of a vector: the forward, or the gradient (exact: fg_f_gelu_grad;
    tanh and sigmoid forms: fg_f_xsig_grad) with its double fix-ups */
-static inline __attribute__((always_inline)) fg_fv fg_f_tail(fg_fv x, fg_fv dy, fg_fm m, const int kind) {
-    if (!FG_F_IS_GRAD(kind))
-        return kind == FG_F_TANH ? fg_f_tanh_tail(x) : kind == FG_F_SIG ? fg_f_xsig(x, 0) : fg_f_gelu_tail(x);
-    const fg_f_form form = FG_F_GFORM(kind);
-    const float lim = form == FG_F_FORM_SIGMOID ? FG_F_XFAR_SIG : form == FG_F_FORM_TANH ? FG_F_XFAR_TANH : FG_F_AMAX;
-    fg_fv r = form == FG_F_FORM_EXACT ? fg_f_gelu_grad(x, dy) : fg_f_xsig_grad(x, dy, form == FG_F_FORM_TANH);
+static inline __attribute__((always_inline)) fg_fv fg_f_tail(fg_fv x, fg_fv dy, fg_fm m, const fg_f_fn fn) {
+    if (!fg_f_fns[fn].grad)
+        return fn == FG_F_GELU_TANH ? fg_f_tanh_tail(x) : fn == FG_F_GELU_SIGMOID ? fg_f_xsig(x, 0)
+                                                                                : fg_f_gelu_tail(x);
+    const float lim = fg_f_fns[fn].far;
+    fg_fv r = fn == FG_F_GELU_GRAD ? fg_f_gelu_grad(x, dy) : fg_f_xsig_grad(x, dy, fn == FG_F_GELU_TANH_GRAD);
     unsigned int s = fg_f_suspect(x, r, lim) & m;
     if (s) {
         float sxl[FG_F_W] __attribute__((aligned(64))), sdl[FG_F_W] __attribute__((aligned(64)));
@@ -85,7 +76,7 @@ static inline __attribute__((always_inline)) fg_fv fg_f_tail(fg_fv x, fg_fv dy, 
         FG_F_STORE(sxl, x);
         FG_F_STORE(sdl, dy);
         FG_F_STORE(rr, r);
-        fg_f_grad_fix(sxl, sdl, rr, s, lim, form);
+        fg_f_grad_fix(sxl, sdl, rr, s, lim, fg_f_fns[fn].form);
         r = FG_F_LOADU(rr);
     }
     return r;
@@ -101,14 +92,14 @@ static inline __attribute__((always_inline)) fg_fm fg_f_lost_mask(fg_fv x, fg_fv
    offsets of the lanes that lost their accuracy before the product, fg_f_lost_mask, to lost; returns their
    number) */
 static inline __attribute__((always_inline)) int fg_f_tailq_run(const fg_f_tailq* q, int j, int k, float* y,
-                                                                const int kind, const float* u, const int mul,
+                                                                const fg_f_fn fn, const float* u, const int mul,
                                                                 ptrdiff_t* lost) {
-    const int grad = FG_F_IS_GRAD(kind);
+    const int grad = fg_f_fns[fn].grad;
     fg_fm m = (fg_fm)((1u << k) - 1u);
 #if FG_F_HAS_SCATTER
     if (!mul) {
         fg_fv xv = FG_F_MASKLOAD(q->x + j, m);
-        fg_fv r = fg_f_tail(xv, grad ? FG_F_MASKLOAD(q->d + j, m) : xv, m, kind);
+        fg_fv r = fg_f_tail(xv, grad ? FG_F_MASKLOAD(q->d + j, m) : xv, m, fn);
         FG_F_SCATTER(y, m, q->i + j, r);
         return 0;
     }
@@ -116,7 +107,7 @@ static inline __attribute__((always_inline)) int fg_f_tailq_run(const fg_f_tailq
     FG_F_TAILMASK(km, k);                   /* lanes past k zero: no floating-point exceptions */
     fg_fv xv = k == FG_F_W ? FG_F_LOADU(q->x + j) : FG_F_MASKLOAD(q->x + j, km);
     float r[FG_F_W] __attribute__((aligned(FG_F_W * 4 > 32 ? FG_F_W * 4 : 32)));
-    fg_fv rv = fg_f_tail(xv, grad ? FG_F_MASKLOAD(q->d + j, km) : xv, m, kind);
+    fg_fv rv = fg_f_tail(xv, grad ? FG_F_MASKLOAD(q->d + j, km) : xv, m, fn);
     FG_F_STORE(r, rv);
     if (mul) {
         for (int l = 0; l < k; l++)
@@ -135,52 +126,44 @@ static inline __attribute__((always_inline)) int fg_f_tailq_run(const fg_f_tailq
 /* all nq queued lanes.  Not inlined: inlined in the central loop, its registers went to the exp form and the
    tables to memory.  The products' flush apart, so that the plain kernels' holds no test of mul */
 static __attribute__((noinline)) void fg_f_tailq_flush_plain(const fg_f_tailq* q, int nq, float* y,
-                                                             const int kind) {
+                                                             const fg_f_fn fn) {
     for (int j = 0; j < nq; j += FG_F_W)
-        fg_f_tailq_run(q, j, nq - j < FG_F_W ? nq - j : FG_F_W, y, kind, NULL, 0, NULL);
+        fg_f_tailq_run(q, j, nq - j < FG_F_W ? nq - j : FG_F_W, y, fn, NULL, 0, NULL);
 }
-static __attribute__((noinline)) int fg_f_tailq_flush_mul(const fg_f_tailq* q, int nq, float* y, const int kind,
+static __attribute__((noinline)) int fg_f_tailq_flush_mul(const fg_f_tailq* q, int nq, float* y, const fg_f_fn fn,
                                                           const float* u, ptrdiff_t* lost) {
     int nl = 0;
     for (int j = 0; j < nq; j += FG_F_W)
-        nl += fg_f_tailq_run(q, j, nq - j < FG_F_W ? nq - j : FG_F_W, y, kind, u, 1, lost + nl);
+        nl += fg_f_tailq_run(q, j, nq - j < FG_F_W ? nq - j : FG_F_W, y, fn, u, 1, lost + nl);
     return nl;
 }
 static inline __attribute__((always_inline)) int fg_f_tailq_flush(const fg_f_tailq* q, int nq, float* y,
-                                                                  const int kind, const float* u, const int mul,
+                                                                  const fg_f_fn fn, const float* u, const int mul,
                                                                   ptrdiff_t* lost) {
     if (mul)
-        return fg_f_tailq_flush_mul(q, nq, y, kind, u, lost);
-    fg_f_tailq_flush_plain(q, nq, y, kind);
+        return fg_f_tailq_flush_mul(q, nq, y, fn, u, lost);
+    fg_f_tailq_flush_plain(q, nq, y, fn);
     return 0;
 }
 
-/* a kind's table: where it ends (R) and whether it has a positive slot */
-static inline __attribute__((always_inline)) float fg_f_kind_R(const int kind) {
-    return kind == FG_F_EXACT_GRAD ? FG_F_GR : kind == FG_F_TANH ? FG_F_TCR : kind == FG_F_SIG ? FG_F_SGR
-         : kind == FG_F_SIG_GRAD ? FG_F_SGGR : kind == FG_F_TANH_GRAD ? FG_F_TGR : FG_F_CR;
-}
-static inline __attribute__((always_inline)) int fg_f_kind_pos(const int kind) {
-    return kind == FG_F_EXACT_GRAD ? FG_F_GPOS : kind == FG_F_TANH ? FG_F_TCPOS : kind == FG_F_SIG ? FG_F_SGPOS
-         : kind == FG_F_SIG_GRAD ? FG_F_SGGPOS : kind == FG_F_TANH_GRAD ? FG_F_TGPOS : FG_F_CPOS;
-}
-static inline __attribute__((always_inline)) int fg_f_onesided(const int kind) {
-    return FG_F_TAB32 || fg_f_kind_pos(kind);
+/* the lanes beyond R of a table with a positive slot, or of any table with 32 entries, are x < -R alone */
+static inline __attribute__((always_inline)) int fg_f_onesided(const fg_f_fn fn) {
+    return FG_F_TAB32 || fg_f_fns[fn].central->slot;
 }
 /* Which lanes of a vector the tail takes, from x alone: only x < -R where x > R is exact from the central
    form (the 32-entry tables reach far enough that the clamp at R is exact; a table with a positive slot),
    else |x| > R; the gradient's also x NaN where FG_F_ABSMIN gives it a number (or, without a positive
    slot, where it is NaN: NLE) */
-static inline __attribute__((always_inline)) fg_fm fg_f_tail_mask(fg_fv x, const int kind) {
+static inline __attribute__((always_inline)) fg_fm fg_f_tail_mask(fg_fv x, const fg_f_fn fn) {
 #ifdef FG_F_REACH       /* tools/bound_f32.py --reach only: the tables' results taken out to this |x|, wrong */
     const float R = FG_F_REACH;
 #else
-    const float R = fg_f_kind_R(kind);
+    const float R = fg_f_fns[fn].central->R;
 #endif
-    if (fg_f_onesided(kind))    /* x > R takes the clamp or the positive slot (else the NaN x: fg_f_grad_bad) */
-        return FG_F_IS_GRAD(kind) && FG_F_ABSMIN_NAN_IS_C ? FG_F_BITS(FG_F_NGE(x, FG_F_SET1(-R)))
+    if (fg_f_onesided(fn))    /* x > R takes the clamp or the positive slot (else the NaN x: fg_f_grad_bad) */
+        return fg_f_fns[fn].grad && FG_F_ABSMIN_NAN_IS_C ? FG_F_BITS(FG_F_NGE(x, FG_F_SET1(-R)))
                                                                 : FG_F_BITS(FG_F_LT(x, FG_F_SET1(-R)));
-    if (FG_F_IS_GRAD(kind))
+    if (fg_f_fns[fn].grad)
         return FG_F_BITS(FG_F_NLE(FG_F_ABS(x), FG_F_SET1(R)));
     return FG_F_BITS(FG_F_GT(FG_F_ABS(x), FG_F_SET1(R)));
 }
@@ -189,21 +172,20 @@ static inline __attribute__((always_inline)) fg_fm fg_f_tail_mask(fg_fv x, const
    any vector had one: one-sided, the least x (FG_F_MIN returns its second operand, acc, for x NaN, not a
    tail lane there), or, for a gradient whose NaN is a tail lane, the tail lanes' x themselves; two-sided,
    the largest |x| (the gradient's as an integer: NaN above inf) */
-static inline __attribute__((always_inline)) fg_fv fg_f_summary(fg_fv acc, fg_fv x, const int kind) {
-    if (fg_f_onesided(kind))
-        return FG_F_IS_GRAD(kind) && FG_F_ABSMIN_NAN_IS_C ? FG_F_SELECT(fg_f_tail_mask(x, kind), x, acc)
+static inline __attribute__((always_inline)) fg_fv fg_f_summary(fg_fv acc, fg_fv x, const fg_f_fn fn) {
+    if (fg_f_onesided(fn))
+        return fg_f_fns[fn].grad && FG_F_ABSMIN_NAN_IS_C ? FG_F_SELECT(fg_f_tail_mask(x, fn), x, acc)
                                                                 : FG_F_MIN(x, acc);
     fg_fv ax = FG_F_ABS(x);
-    return FG_F_IS_GRAD(kind) ? FG_F_CASTF(FG_F_MAXI(FG_F_CASTI(acc), FG_F_CASTI(ax))) : FG_F_MAX(ax, acc);
+    return fg_f_fns[fn].grad ? FG_F_CASTF(FG_F_MAXI(FG_F_CASTI(acc), FG_F_CASTI(ax))) : FG_F_MAX(ax, acc);
 }
 
 /* the central form of one vector (dy: gradient only), *m its tail lanes (fg_f_tail_mask); the gradient's
    results that are not finite are the chunk's to find (fg_f_grad_bad) */
-static inline __attribute__((always_inline)) fg_fv fg_f_central_v(fg_fv x, fg_fv dy, fg_fm* m, const int kind,
+static inline __attribute__((always_inline)) fg_fv fg_f_central_v(fg_fv x, fg_fv dy, fg_fm* m, const fg_f_fn fn,
                                                                   const int chk, int* seen) {
-    *m = fg_f_tail_mask(x, kind);
-    return FG_F_IS_GRAD(kind) ? fg_f_grad_c(x, dy, FG_F_GFORM(kind))
-                              : fg_f_fwd_c(x, FG_F_KFORM(kind), chk, seen);
+    *m = fg_f_tail_mask(x, fn);
+    return fg_f_fns[fn].grad ? fg_f_grad_c(x, dy, fn) : fg_f_fwd_c(x, fn, chk, seen);
 }
 
 static inline __attribute__((always_inline)) int fg_f_anynan(fg_fv v) {
@@ -214,13 +196,13 @@ static inline __attribute__((always_inline)) int fg_f_anynan(fg_fv v) {
    positive slot: also x NaN, and |y| > 2^126, as dy (1 - G) near the overflow threshold needs G to more
    than the slot's absolute accuracy to round to inf or to the largest float rightly) outside the tail
    lanes: redone through the tail (fg_f_grad_fix's double check) */
-static inline __attribute__((always_inline)) fg_fm fg_f_grad_bad(fg_fv x, fg_fv y, const int kind) {
-    const float R = fg_f_kind_R(kind);
-    const int pos = fg_f_kind_pos(kind);
+static inline __attribute__((always_inline)) fg_fm fg_f_grad_bad(fg_fv x, fg_fv y, const fg_f_fn fn) {
+    const float R = fg_f_fns[fn].central->R;
+    const int pos = fg_f_fns[fn].central->slot;
     fg_fm mf = FG_F_TAB32 ? (fg_fm)fg_f_suspect(x, y, R)
              : pos ? FG_F_BITS(FG_F_NLE(FG_F_ABS(y), FG_F_SET1(0x1p126f)))
                    : FG_F_BITS(FG_F_NLE(FG_F_FMA(y, FG_F_SET1(0.0f), FG_F_ABS(x)), FG_F_SET1(R)));
-    return mf & (fg_fm)~fg_f_tail_mask(x, kind);
+    return mf & (fg_fm)~fg_f_tail_mask(x, fn);
 }
 
 /* How a chunk of FG_F_LIST vectors (central results stored as they go) finds its tail lanes, chosen by
@@ -264,15 +246,15 @@ typedef struct {
 static inline __attribute__((always_inline)) void fg_f_central_step(const float* x, const float* dy, float* y,
                                                                     const float* u, ptrdiff_t o, ptrdiff_t i0,
                                                                     fg_f_list* L, fg_f_tailq* q,
-                                                                    fg_f_chunk_st* st, const int kind,
+                                                                    fg_f_chunk_st* st, const fg_f_fn fn,
                                                                     const int mode, const int chk,
                                                                     int* tiny, const int mul) {
-    const int grad = FG_F_IS_GRAD(kind);
+    const int grad = fg_f_fns[fn].grad;
     fg_fm m;
     fg_fv xv = FG_F_LOADU(x + o), dv = grad ? FG_F_LOADU(dy + o) : xv;
-    fg_fv yv = fg_f_central_v(xv, dv, &m, kind, chk, tiny);
+    fg_fv yv = fg_f_central_v(xv, dv, &m, fn, chk, tiny);
     if (!chk)   /* vminps returns acca for a NaN */
-        st->acca = FG_F_MIN(fg_f_fwd_a(xv, FG_F_KFORM(kind)), st->acca);
+        st->acca = FG_F_MIN(fg_f_fwd_a(xv, fn), st->acca);
     if (grad || mode != FG_F_PUSHED) {
         FG_F_STORE(L->x + o, xv);
         if (grad)
@@ -281,7 +263,7 @@ static inline __attribute__((always_inline)) void fg_f_central_step(const float*
     /* NaN from the first result not finite on (y*0 + acc): one operation a vector; with a positive slot
        (y*y + acc) inf or NaN too from every |y| > 2^126 that fg_f_grad_bad redoes (and from some smaller) */
     if (grad)
-        st->accy = FG_F_FMA(yv, fg_f_kind_pos(kind) ? yv : FG_F_SET1(0.0f), st->accy);
+        st->accy = FG_F_FMA(yv, fg_f_fns[fn].central->slot ? yv : FG_F_SET1(0.0f), st->accy);
     if (mode == FG_F_PUSHED) {
 #if FG_F_BV_IN_REG
         st->nq = fg_f_tailq_pushv(q, st->nq, m, xv, dv, st->bv, grad);
@@ -294,7 +276,7 @@ static inline __attribute__((always_inline)) void fg_f_central_step(const float*
         L->m[st->ns] = m;
         st->ns += m != 0;
     } else {
-        st->acc = fg_f_summary(st->acc, xv, kind);
+        st->acc = fg_f_summary(st->acc, xv, fn);
     }
     FG_F_STOREU(y + o, mul ? FG_F_MUL(yv, FG_F_LOADU(u + o)) : yv);
 }
@@ -304,11 +286,11 @@ static inline __attribute__((always_inline)) void fg_f_central_step(const float*
    u at its offset (the queued lanes' at the flush) */
 static inline __attribute__((always_inline)) int fg_f_central_chunk(const float* x, const float* dy, float* y,
                                                                    ptrdiff_t i, ptrdiff_t end, fg_f_list* L,
-                                                                   fg_f_tailq* q, const int kind,
+                                                                   fg_f_tailq* q, const fg_f_fn fn,
                                                                    const int mode, const int per_vector,
                                                                    int nq, int* tiny,
                                                                    const float* u, const int mul) {
-    const int grad = FG_F_IS_GRAD(kind);
+    const int grad = fg_f_fns[fn].grad;
     /* Forwards test for tiny lanes per chunk (the least a, one operation a vector, where the test per
        vector takes two and a branch) and redo them from the copies; PUSHED chunks keep none, and the
        chunks after one with tiny lanes test per vector, so that a vector of them alone skips the tables
@@ -346,16 +328,16 @@ static inline __attribute__((always_inline)) int fg_f_central_chunk(const float*
            (on the permutes' port) */
         for (; o < len; o += FG_F_W) {
             FG_F_CHUNK_AHEAD(o);
-            fg_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, tiny, mul);
+            fg_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, fn, mode, chk, tiny, mul);
         }
     } else {
         for (; o + FG_F_PFV * FG_F_W <= len; o += FG_F_PFV * FG_F_W) {
             FG_F_CHUNK_AHEAD(o);
             for (int r = 0; r < FG_F_PFV; r++)
-                fg_f_central_step(xc, dc, yc, uc, o + r * FG_F_W, i0, L, q, &st, kind, mode, chk, tiny, mul);
+                fg_f_central_step(xc, dc, yc, uc, o + r * FG_F_W, i0, L, q, &st, fn, mode, chk, tiny, mul);
         }
         for (; o < len; o += FG_F_W)    /* the chunk's last vectors, fewer than a line's */
-            fg_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, kind, mode, chk, tiny, mul);
+            fg_f_central_step(xc, dc, yc, uc, o, i0, L, q, &st, fn, mode, chk, tiny, mul);
     }
 #undef FG_F_CHUNK_AHEAD
     nq = st.nq;
@@ -364,16 +346,16 @@ static inline __attribute__((always_inline)) int fg_f_central_chunk(const float*
     if (grad && __builtin_expect(fg_f_anynan(FG_F_MUL(st.accy, FG_F_SET1(0.0f))), 0)) {
         for (ptrdiff_t k = 0; k < len; k += FG_F_W) {
             fg_fv xv = FG_F_LOADU(L->x + k), yv = FG_F_LOADU(yc + k);
-            fg_fm bad = fg_f_grad_bad(xv, yv, kind);
+            fg_fm bad = fg_f_grad_bad(xv, yv, fn);
             if (bad)
-                FG_F_STOREU(yc + k, FG_F_SELECT(bad, fg_f_tail(xv, FG_F_LOADU(L->d + k), bad, kind), yv));
+                FG_F_STOREU(yc + k, FG_F_SELECT(bad, fg_f_tail(xv, FG_F_LOADU(L->d + k), bad, fn), yv));
         }
     }
     if (!chk && __builtin_expect(fg_f_tiny_mask(st.acca) != 0, 0)) {
         *tiny = 1;
         for (ptrdiff_t k = 0; k < len; k += FG_F_W) {
             fg_fv xv = FG_F_LOADU(L->x + k);
-            fg_fm t = fg_f_tiny_mask(fg_f_fwd_a(xv, FG_F_KFORM(kind)));
+            fg_fm t = fg_f_tiny_mask(fg_f_fwd_a(xv, fn));
             if (t) {
                 fg_fv tv = fg_f_tiny(xv);
                 if (mul)
@@ -388,10 +370,10 @@ static inline __attribute__((always_inline)) int fg_f_central_chunk(const float*
                               FG_F_LOADU(grad ? L->d + k : L->x + k),
                               FG_F_SET1I((int)(i0 + k)), grad);
     }
-    if (mode == FG_F_SUMMED && __builtin_expect(fg_f_tail_mask(st.acc, kind) != 0, 0)) {
+    if (mode == FG_F_SUMMED && __builtin_expect(fg_f_tail_mask(st.acc, fn) != 0, 0)) {
         for (ptrdiff_t k = 0; k < len; k += FG_F_W) {
             fg_fv xv = FG_F_LOADU(L->x + k);
-            fg_fm m = fg_f_tail_mask(xv, kind);
+            fg_fm m = fg_f_tail_mask(xv, fn);
             if (m)
                 nq = fg_f_tailq_pushv(q, nq, m, xv, FG_F_LOADU(grad ? L->d + k : L->x + k),
                                       FG_F_SET1I((int)(i0 + k)), grad);
@@ -420,16 +402,16 @@ static inline void fg_f_carry_get(int c, int* mode, int* quiet, int* tiny) {
    y = the result times u; the offsets of the tail lanes whose result lost its accuracy before the product
    (fg_f_lost_mask) go to lost (room for n), their number returned, and *tiny set where there were lanes <=
    TINY (x/2, subnormal for 0 < |x| < 2^-125): no other lane's result is below the normal range.  carry
-   (or NULL): what the chunks of the caller's previous call of the same kind over the same array found
+   (or NULL): what the chunks of the caller's previous call of the same fn over the same array found
    (fg_f_carry_put), so that a caller going in blocks starts each where the last ended (the mode never changes
    a result) */
 static inline __attribute__((always_inline)) ptrdiff_t fg_f_central_seg(const float* x, const float* dy, float* y,
-                                                                        ptrdiff_t n, const int kind,
+                                                                        ptrdiff_t n, const fg_f_fn fn,
                                                                         const float* u, const int mul,
                                                                         ptrdiff_t* lost, int* anytiny,
                                                                         int* carry) {
-    const int grad = FG_F_IS_GRAD(kind);
-    if (FG_F_SEG_HOOK(x, dy, y, n, kind))
+    const int grad = fg_f_fns[fn].grad;
+    if (FG_F_SEG_HOOK(x, dy, y, n, fn))
         return 0;
     fg_f_list L;
     fg_f_tailq q;
@@ -444,18 +426,18 @@ static inline __attribute__((always_inline)) ptrdiff_t fg_f_central_seg(const fl
         int nq0 = nq, seen = tiny;
         tiny = 0;
         if (mode == FG_F_SUMMED)
-            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, kind, FG_F_SUMMED, 0, nq, &tiny, u, mul);
+            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, fn, FG_F_SUMMED, 0, nq, &tiny, u, mul);
         else if (mode == FG_F_PUSHED)
-            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, kind, FG_F_PUSHED, 1, nq, &tiny, u, mul);
+            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, fn, FG_F_PUSHED, 1, nq, &tiny, u, mul);
         else if (seen)
-            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, kind, FG_F_LISTED, 1, nq, &tiny, u, mul);
+            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, fn, FG_F_LISTED, 1, nq, &tiny, u, mul);
         else
-            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, kind, FG_F_LISTED, 0, nq, &tiny, u, mul);
+            nq = fg_f_central_chunk(x, dy, y, i, end, &L, &q, fn, FG_F_LISTED, 0, nq, &tiny, u, mul);
         int full = nq & -FG_F_W, added = nq - nq0;
         if (mul && tiny)
             *anytiny = 1;
         if (full) {
-            nl += fg_f_tailq_flush(&q, full, y, kind, u, mul, lost + nl);
+            nl += fg_f_tailq_flush(&q, full, y, fn, u, mul, lost + nl);
             FG_F_STORE(q.x, FG_F_LOADU(q.x + full));
             if (grad)
                 FG_F_STORE(q.d, FG_F_LOADU(q.d + full));
@@ -467,7 +449,7 @@ static inline __attribute__((always_inline)) ptrdiff_t fg_f_central_seg(const fl
         i += (end - i) & -(ptrdiff_t)FG_F_W;
     }
     if (nq)
-        nl += fg_f_tailq_flush(&q, nq, y, kind, u, mul, lost + nl);
+        nl += fg_f_tailq_flush(&q, nq, y, fn, u, mul, lost + nl);
     if (carry)
         *carry = fg_f_carry_put(mode, quiet, tiny);
     if (i < n) {        /* the last, partial vector: its tail lanes in place, by the same functions */
@@ -475,11 +457,11 @@ static inline __attribute__((always_inline)) ptrdiff_t fg_f_central_seg(const fl
         FG_F_TAILMASK(k, n - i);
         fg_fv xv = FG_F_MASKLOAD(x + i, k), dv = grad ? FG_F_MASKLOAD(dy + i, k) : xv;
         tiny = 0;
-        fg_fv yv = fg_f_central_v(xv, dv, &m, kind, 1, &tiny);
+        fg_fv yv = fg_f_central_v(xv, dv, &m, fn, 1, &tiny);
         if (grad)
-            m |= fg_f_grad_bad(xv, yv, kind);
+            m |= fg_f_grad_bad(xv, yv, fn);
         if (m)
-            yv = FG_F_SELECT(m, fg_f_tail(xv, dv, m, kind), yv);
+            yv = FG_F_SELECT(m, fg_f_tail(xv, dv, m, fn), yv);
         if (mul) {      /* the tail lanes only, as in the chunks (lanes past n read as x = 0, not tail lanes) */
             for (unsigned int lm = (unsigned int)(fg_f_lost_mask(xv, yv) & m); lm; lm &= lm - 1)
                 lost[nl++] = i + __builtin_ctz(lm);
@@ -492,16 +474,16 @@ static inline __attribute__((always_inline)) ptrdiff_t fg_f_central_seg(const fl
     return nl;
 }
 /* n in segments: queued offsets are int32 */
-#define FG_F_CENTRAL_BLOCK(kind, x, dy, y, n)                                                              \
+#define FG_F_CENTRAL_BLOCK(fn, x, dy, y, n)                                                              \
     for (ptrdiff_t o = 0; o < n; o += FG_F_SEG)                                                            \
-        fg_f_central_seg(x + o, dy ? dy + o : NULL, y + o, n - o < FG_F_SEG ? n - o : FG_F_SEG, kind, NULL, 0,    \
+        fg_f_central_seg(x + o, dy ? dy + o : NULL, y + o, n - o < FG_F_SEG ? n - o : FG_F_SEG, fn, NULL, 0,    \
                          NULL, NULL, NULL);
 /* the forward times u (fg_f_central_seg's mul): the lost lanes' offsets and their number, *tiny; carry */
-#define FG_F_CENTRAL_MUL_BLOCK(kind, x, u, y, n, lost, tiny, carry)                                        \
+#define FG_F_CENTRAL_MUL_BLOCK(fn, x, u, y, n, lost, tiny, carry)                                        \
     ptrdiff_t nl_ = 0;                                                                                     \
     *tiny = 0;                                                                                             \
     for (ptrdiff_t o = 0; o < n; o += FG_F_SEG) {                                                          \
-        ptrdiff_t k_ = fg_f_central_seg(x + o, NULL, y + o, n - o < FG_F_SEG ? n - o : FG_F_SEG, kind, u + o, 1, \
+        ptrdiff_t k_ = fg_f_central_seg(x + o, NULL, y + o, n - o < FG_F_SEG ? n - o : FG_F_SEG, fn, u + o, 1, \
                                         lost + nl_, tiny, carry);                                          \
         for (ptrdiff_t j_ = nl_; j_ < nl_ + k_; j_++)                                                      \
             lost[j_] += o;                                                                                 \

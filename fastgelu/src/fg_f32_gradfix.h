@@ -10,13 +10,11 @@
    central results that are not finite, and calls fg_f_grad_fix on them. */
 #ifndef FG_F32_GRADFIX_H
 #define FG_F32_GRADFIX_H
-#include "fg_simd.h"
+#include "fg_f32_fns.h"
 #if FG_F32_SIMD
 #include <math.h>
 
-/* the form whose gradient a lane is recomputed for */
-typedef enum { FG_F_FORM_EXACT = 0, FG_F_FORM_TANH = 1, FG_F_FORM_SIGMOID = 2 } fg_f_form;
-
+/* the gradient of a form at a lane, in double */
 static double fg_f_grad_double(float xf, float dyf, fg_f_form form) {
     double x = xf, w, t, s, sig, oms;
     /* Each clamp keeps GELU'(x) a normal double of the right sign (exact: -1e-297 at -37; tanh: -5e-259 at

@@ -27,15 +27,15 @@
 
 static void fg_f_gelu_block(const float* x, float* y, ptrdiff_t n) {
     const float* dy = NULL;
-    FG_F_CENTRAL_BLOCK(FG_F_EXACT, x, dy, y, n)
+    FG_F_CENTRAL_BLOCK(FG_F_GELU, x, dy, y, n)
 }
 static void fg_f_gelu_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    FG_F_CENTRAL_BLOCK(FG_F_EXACT_GRAD, x, dy, y, n)
+    FG_F_CENTRAL_BLOCK(FG_F_GELU_GRAD, x, dy, y, n)
 }
 /* y = GELU(x)*u, y apart from x and u (the gated forward); the flags of fg_f_central_seg */
 static ptrdiff_t fg_f_gelu_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
                                      int* tiny, int* carry) {
-    FG_F_CENTRAL_MUL_BLOCK(FG_F_EXACT, x, u, y, n, lost, tiny, carry)
+    FG_F_CENTRAL_MUL_BLOCK(FG_F_GELU, x, u, y, n, lost, tiny, carry)
 }
 #else
 static void fg_f_gelu_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }

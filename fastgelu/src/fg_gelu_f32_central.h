@@ -41,93 +41,82 @@
    (AVX-512): forward 18 vector operations, gradient 21. */
 #ifndef FG_GELU_F32_CENTRAL_H
 #define FG_GELU_F32_CENTRAL_H
-#include "fg_f32_common.h"
+#include "fg_f32_fns.h"
 #if FG_F32_SIMD
 
-#define FG_F_CN (FG_F_TAB32 ? 32 : 8)   /* intervals per central table */
-
-/* a = min(|x|, RP) (x NaN: RP or NaN) */
-static inline __attribute__((always_inline)) fg_fv fg_f_central(fg_fv x, fg_fv a, const float (*tab)[FG_F_CN],
-                                                                float K, float K2, const int deg) {
+/* F or G from table t at a = min(|x|, RP) (x NaN: RP or NaN) */
+static inline __attribute__((always_inline)) fg_fv fg_f_central(fg_fv x, fg_fv a, const fg_f_table* t) {
     /* a table with a positive slot: a beyond the central intervals (only x > 0 takes them: x < -R is a tail
        lane) takes the last slot, by an index from |x| clamped where it reaches that slot, a clamp beside
        a's own, not after the index's FMA on the lookups' chain (the loops wait on that chain).  Slots come
        with even intervals only (K2 = 0: tools/fit_gelu_f32.py), where that clamp is (CN - 1)/K */
-    const int pos = tab == FG_F_C ? FG_F_CPOS : tab == FG_F_G ? FG_F_GPOS : tab == FG_F_TC ? FG_F_TCPOS
-                  : tab == FG_F_SG ? FG_F_SGPOS : tab == FG_F_TG ? FG_F_TGPOS : FG_F_SGGPOS;
-    fg_fv ai = pos ? FG_F_ABSMIN(x, (float)(FG_F_CN - 1) / K) : a;
+    fg_fv ai = t->slot ? FG_F_ABSMIN(x, (float)(FG_F_CN - 1) / t->K) : a;
     /* round(a*(K2*a + K)) lands in the low bits (MAGIC): the permute reads the low five (AVX2: three) */
-    fg_fv k = K2 != 0.0f ? FG_F_FMA(ai, FG_F_SET1(K2), FG_F_SET1(K)) : FG_F_SET1(K);
-    fg_fv t = FG_F_FMA(ai, k, FG_F_SET1(FG_F_MAGIC));
-    fg_iv idx = FG_F_CASTI(t);
-    /* the forward's L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz),
-       where a permute of L took a slot of the permutes' pipe */
-    const float H = tab == FG_F_C ? FG_F_CH : tab == FG_F_TC ? FG_F_TCH : tab == FG_F_SG ? FG_F_SGH
-                  : tab == FG_F_SGG ? FG_F_SGGH : tab == FG_F_TG ? FG_F_TGH : FG_F_GH;
-    /* else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
-    fg_fv u = H != 0.0f ? FG_F_FMA(FG_F_SUB(t, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-H), a)
-                        : FG_F_SUB(a, FG_F_TAB(tab[0]));
+    fg_fv k = t->K2 != 0.0f ? FG_F_FMA(ai, FG_F_SET1(t->K2), FG_F_SET1(t->K)) : FG_F_SET1(t->K);
+    fg_fv v = FG_F_FMA(ai, k, FG_F_SET1(FG_F_MAGIC));
+    fg_iv idx = FG_F_CASTI(v);
+    /* L_i = i*H: u = a - i*H by one FMA from the index, exact (i*H has few bits; Sterbenz), where a permute
+       of L took a slot of the permutes' pipe; else u = a - L: exact (Sterbenz; L = 0 on the first interval) */
+    fg_fv u = t->H != 0.0f ? FG_F_FMA(FG_F_SUB(v, FG_F_SET1(FG_F_MAGIC)), FG_F_SET1(-t->H), a)
+                           : FG_F_SUB(a, FG_F_TAB(t->c[0]));
+    const int deg = t->deg;
     fg_fv p;
     if (!FG_F_TAB32 && deg >= 7 && deg % 2) {
         /* 8-entry tables (AVX2, NEON), whose loops wait on this chain more than on their ports: C2 + C3 u +
            ... in pairs on u^2 (row k + 1 holds C_k), then C0 + u (C1 + u h) as Horner, where the rounding
            matters: 8 FMAs for 7, faster at degree 7; degree 6, the tanh form's, was not */
         fg_fv u2 = FG_F_MUL(u, u);
-        p = FG_F_FMA(FG_F_TAB(tab[deg + 1]), u, FG_F_TAB(tab[deg]));
+        p = FG_F_FMA(FG_F_TAB(t->c[deg + 1]), u, FG_F_TAB(t->c[deg]));
         for (int k = deg - 1; k >= 4; k -= 2)
-            p = FG_F_FMA(p, u2, FG_F_FMA(FG_F_TAB(tab[k]), u, FG_F_TAB(tab[k - 1])));
-        p = FG_F_FMA(p, u, FG_F_TAB(tab[2]));
-        return FG_F_FMA(p, u, FG_F_TAB(tab[1]));
+            p = FG_F_FMA(p, u2, FG_F_FMA(FG_F_TAB(t->c[k]), u, FG_F_TAB(t->c[k - 1])));
+        p = FG_F_FMA(p, u, FG_F_TAB(t->c[2]));
+        return FG_F_FMA(p, u, FG_F_TAB(t->c[1]));
     }
-    p = FG_F_TAB(tab[deg + 1]);
+    p = FG_F_TAB(t->c[deg + 1]);
     for (int k = deg; k >= 1; k--)
-        p = FG_F_FMA(p, u, FG_F_TAB(tab[k]));
+        p = FG_F_FMA(p, u, FG_F_TAB(t->c[k]));
     return p;
 }
 
-/* form: the forward's table, 0 exact (FG_F_C), 1 tanh form (FG_F_TC), 2 sigmoid form (FG_F_SG): fg_f_form's
-   numbering (fg_f32_gradfix.h) */
-static inline __attribute__((always_inline)) fg_fv fg_f_fwd_F(fg_fv x, fg_fv a, const int form) {
-    fg_fv F = form == 1 ? fg_f_central(x, a, FG_F_TC, FG_F_TCK, FG_F_TCK2, FG_F_TCDEG)
-            : form == 2 ? fg_f_central(x, a, FG_F_SG, FG_F_SGK, FG_F_SGK2, FG_F_SGDEG)
-                        : fg_f_central(x, a, FG_F_C, FG_F_CK, FG_F_CK2, FG_F_CDEG);
+/* the forward fn's y = max(-0, x) - F */
+static inline __attribute__((always_inline)) fg_fv fg_f_fwd_F(fg_fv x, fg_fv a, const fg_f_fn fn) {
+    fg_fv F = fg_f_central(x, a, fg_f_fns[fn].central);
     return FG_F_SUB(FG_F_MAX(FG_F_SET1(-0.0f), x), F);
 }
 
-/* a = min(|x|, RP) (NaN: RP or NaN, as FG_F_ABSMIN); x < -R is a tail lane, its result here is replaced */
-static inline __attribute__((always_inline)) fg_fv fg_f_fwd_a(fg_fv x, const int form) {
-    return FG_F_ABSMIN(x, form == 1 ? FG_F_TCRP : form == 2 ? FG_F_SGRP : FG_F_CRP);
+/* a = min(|x|, RP) of a forward fn (NaN: RP or NaN, as FG_F_ABSMIN); x < -R is a tail lane, its result here
+   is replaced */
+static inline __attribute__((always_inline)) fg_fv fg_f_fwd_a(fg_fv x, const fg_f_fn fn) {
+    return FG_F_ABSMIN(x, fg_f_fns[fn].central->RP);
 }
 /* the lanes of a with |x| <= TINY */
 static inline __attribute__((always_inline)) fg_fm fg_f_tiny_mask(fg_fv a) {
     return FG_F_BITS(FG_F_LE(a, FG_F_SET1(FG_F_TINY)));
 }
 
-/* GELU (form as fg_f_fwd_F) for x >= -R, NaN and +inf (a = RP for +inf;
-   NaN: a = RP or NaN, and max(-0, x) gives the NaN).  chk 0: no test for tiny lanes, whose
-   results the caller redoes (fg_f_central_chunk, fg_f32_drive.h); else *seen set when there are some */
-static inline __attribute__((always_inline)) fg_fv fg_f_fwd_c(fg_fv x, const int form, const int chk, int* seen) {
-    fg_fv a = fg_f_fwd_a(x, form);
+/* the forward fn for x >= -R, NaN and +inf (a = RP for +inf; NaN: a = RP or NaN, and max(-0, x) gives the
+   NaN).  chk 0: no test for tiny lanes, whose results the caller redoes (fg_f_central_chunk,
+   fg_f32_drive.h); else *seen set when there are some */
+static inline __attribute__((always_inline)) fg_fv fg_f_fwd_c(fg_fv x, const fg_f_fn fn, const int chk, int* seen) {
+    fg_fv a = fg_f_fwd_a(x, fn);
     if (!chk)
-        return fg_f_fwd_F(x, a, form);
+        return fg_f_fwd_F(x, a, fn);
     fg_fm tiny = fg_f_tiny_mask(a);
     /* one test on the common path; a vector of tiny lanes alone (zeros, subnormals) skips the tables */
     if (__builtin_expect(tiny != 0, 0)) {
         *seen = 1;
         if (tiny == (fg_fm)((1u << FG_F_W) - 1u))
             return fg_f_tiny(x);
-        return FG_F_SELECT(tiny, fg_f_tiny(x), fg_f_fwd_F(x, a, form));
+        return FG_F_SELECT(tiny, fg_f_tiny(x), fg_f_fwd_F(x, a, fn));
     }
-    return fg_f_fwd_F(x, a, form);
+    return fg_f_fwd_F(x, a, fn);
 }
 
-/* dy GELU'(x) for x >= -R (x NaN: a suspect lane).  form (fg_f_form's numbering, fg_f32_gradfix.h): 0 exact,
-   1 tanh, 2 sigmoid; the tanh and sigmoid forms' GELU'(x) + GELU'(-x) = 1 as well (w is odd), G = GELU'(-a)
-   from their own tables */
-static inline __attribute__((always_inline)) fg_fv fg_f_grad_c(fg_fv x, fg_fv dy, const int form) {
-    fg_fv G = form == 2 ? fg_f_central(x, FG_F_ABSMIN(x, FG_F_SGGRP), FG_F_SGG, FG_F_SGGK, FG_F_SGGK2, FG_F_SGGDEG)
-            : form == 1 ? fg_f_central(x, FG_F_ABSMIN(x, FG_F_TGRP), FG_F_TG, FG_F_TGK, FG_F_TGK2, FG_F_TGDEG)
-                        : fg_f_central(x, FG_F_ABSMIN(x, FG_F_GRP), FG_F_G, FG_F_GK, FG_F_GK2, FG_F_GDEG);
+/* dy GELU'(x) of a gradient fn for x >= -R (x NaN: a suspect lane): G = GELU'(-a) from its table, and
+   GELU'(x) + GELU'(-x) = 1 (w is odd for the tanh and sigmoid forms too) */
+static inline __attribute__((always_inline)) fg_fv fg_f_grad_c(fg_fv x, fg_fv dy, const fg_f_fn fn) {
+    const fg_f_table* t = fg_f_fns[fn].central;
+    fg_fv G = fg_f_central(x, FG_F_ABSMIN(x, t->RP), t);
     return FG_F_SEL_NEG(x, FG_F_MUL(G, dy), FG_F_FNMA(G, dy, dy));   /* -0.0 the same either way */
 }
 #endif

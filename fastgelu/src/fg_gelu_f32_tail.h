@@ -19,22 +19,22 @@
 #define FG_F_AMAX 14.99f       /* |x| clamp: a*Phi(-a) rounds to 0 from ~14.2 on; inf makes no NaN */
 #define FG_F_BIG 12.5f       /* |x| up to this: exp(-a^2/2) * P is normal (AVX2 scales it in one add) */
 
-/* G = exp(-a^2/2) D(a) (the gradient's exp form, table FG_F_D): a = min(|x|, AMAX) (NaN stays), evaluated at
+/* G = exp(-a^2/2) D(a) (the gradient's exp form, its table fg_f_gelu_grad_exp): a = min(|x|, AMAX) (NaN stays), evaluated at
    ac = max(TINY, a) */
 static inline __attribute__((always_inline)) fg_fv fg_f_expD(fg_fv a, fg_fv ac, const int normal,
                                                              fg_fv dy, fg_fv* Fdy) {
-    const float (*tab)[FG_F_N] = FG_F_D;
+    const fg_f_exp_table* t = &fg_f_gelu_grad_exp;
     /* the index needs no lower clamp (a + 1 = 1 for tiny a) */
-    fg_iv idx = FG_F_SRLI(FG_F_CASTI(FG_F_ADD(a, FG_F_SET1(1.0f))), FG_F_SHIFT);
-    fg_fv L = FG_F_TAB(FG_F_L);
+    fg_iv idx = FG_F_SRLI(FG_F_CASTI(FG_F_ADD(a, FG_F_SET1(1.0f))), t->shift);
+    fg_fv L = FG_F_TAB(t->L);
     fg_fv u = FG_F_SUB(ac, L);                           /* exact (Sterbenz; L = 0 on the first interval) */
     fg_fv b, mn;
     fg_fv q = fg_f_exp_red(ac, &b, &mn, !FG_F_TAB32);    /* the 32-entry D holds 2^(a^2 KL) */
     /* D(a) = H + v, v = C0 + u*(C1 + ...) */
-    fg_fv v = FG_F_TAB(tab[FG_F_DEG + 1]);
-    for (int k = FG_F_DEG; k >= 1; k--)
-        v = FG_F_FMA(v, u, FG_F_TAB(tab[k]));
-    fg_fv H = FG_F_TAB(tab[0]);
+    fg_fv v = FG_F_TAB(t->c[t->deg + 1]);
+    for (int k = t->deg; k >= 1; k--)
+        v = FG_F_FMA(v, u, FG_F_TAB(t->c[k]));
+    fg_fv H = FG_F_TAB(t->c[0]);
     /* E*D = 2^mn (1 + q)(H + v) = 2^mn (H + (v + q*D)): the roundings sit in the small part */
     fg_fv S = FG_F_ADD(H, FG_F_FMA(q, FG_F_ADD(H, v), v));
     /* times 2^mn, exact while normal, a subnormal rounded once (a*Phi(-a) is subnormal for a in ~[13.2,

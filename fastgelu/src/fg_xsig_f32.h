@@ -33,25 +33,25 @@
 
 static void fg_f_tanh_block(const float* x, float* y, ptrdiff_t n) {   /* its central form: fg_f32_drive.h */
     const float* dy = NULL;
-    FG_F_CENTRAL_BLOCK(FG_F_TANH, x, dy, y, n)
+    FG_F_CENTRAL_BLOCK(FG_F_GELU_TANH, x, dy, y, n)
 }
 static ptrdiff_t fg_f_tanh_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
                                      int* tiny, int* carry) {  /* fg_f_gelu_mul_block's */
-    FG_F_CENTRAL_MUL_BLOCK(FG_F_TANH, x, u, y, n, lost, tiny, carry)
+    FG_F_CENTRAL_MUL_BLOCK(FG_F_GELU_TANH, x, u, y, n, lost, tiny, carry)
 }
 static void fg_f_sig_block(const float* x, float* y, ptrdiff_t n) {    /* its central form: fg_f32_drive.h */
     const float* dy = NULL;
-    FG_F_CENTRAL_BLOCK(FG_F_SIG, x, dy, y, n)
+    FG_F_CENTRAL_BLOCK(FG_F_GELU_SIGMOID, x, dy, y, n)
 }
 static ptrdiff_t fg_f_sig_mul_block(const float* x, const float* u, float* y, ptrdiff_t n, ptrdiff_t* lost,
                                     int* tiny, int* carry) {
-    FG_F_CENTRAL_MUL_BLOCK(FG_F_SIG, x, u, y, n, lost, tiny, carry)
+    FG_F_CENTRAL_MUL_BLOCK(FG_F_GELU_SIGMOID, x, u, y, n, lost, tiny, carry)
 }
 static void fg_f_tanh_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    FG_F_CENTRAL_BLOCK(FG_F_TANH_GRAD, x, dy, y, n)     /* its central form: fg_f32_drive.h */
+    FG_F_CENTRAL_BLOCK(FG_F_GELU_TANH_GRAD, x, dy, y, n)     /* its central form: fg_f32_drive.h */
 }
 static void fg_f_sig_grad_block(const float* x, const float* dy, float* y, ptrdiff_t n) {
-    FG_F_CENTRAL_BLOCK(FG_F_SIG_GRAD, x, dy, y, n)      /* its central form: fg_f32_drive.h */
+    FG_F_CENTRAL_BLOCK(FG_F_GELU_SIGMOID_GRAD, x, dy, y, n)      /* its central form: fg_f32_drive.h */
 }
 #else
 static void fg_f_tanh_block(const float* x, float* y, ptrdiff_t n) { (void)x; (void)y; (void)n; }
