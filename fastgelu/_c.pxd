@@ -47,8 +47,8 @@ cdef extern from "fg_lanes.h":
     const bint FG_QUEUE64_VEC
     int fg_queue64(double* xq, double** yq, int k, const double* x, double* y, unsigned int mask) noexcept nogil
 
-# ---- fg_gelu_f32.h: the exact form in float32 arithmetic on SIMD vectors ----------------------------------
-cdef extern from "fg_gelu_f32.h":
+# ---- fg_f32_kernels.h: the float32 kernels on SIMD vectors, three entry points a form (FG_F32_FORMS) -----
+cdef extern from "fg_f32_kernels.h":
     # Compiled in when FG_F32_FWD is defined (setup.py does unless FASTGELU_F32_FWD=0 at build time) in
     # a build with SIMD primitives (fg_simd.h); FG_F32_SIMD says whether this build has them.
     const bint FG_F32_SIMD
@@ -59,6 +59,14 @@ cdef extern from "fg_gelu_f32.h":
     # which it leaves to the caller; carry: 0 before a piece's first block, then passed on (fg_f_central_seg)
     Py_ssize_t fg_f_gelu_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
                                    int* tiny, int* carry) noexcept nogil
+    void fg_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    void fg_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
+    Py_ssize_t fg_f_tanh_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
+                                   int* tiny, int* carry) noexcept nogil
+    void fg_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
+    void fg_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
+    Py_ssize_t fg_f_sig_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
+                                  int* tiny, int* carry) noexcept nogil
 
 # ---- fg_xsig.h: the tanh and sigmoid forms' constants (tools/fit_fp.py) ----------------------------------
 cdef extern from "fg_xsig.h":
@@ -86,18 +94,6 @@ cdef extern from "fg_xsig.h":
     const float _Q0 "FG_Q0", _Q1 "FG_Q1", _Q2 "FG_Q2", _Q3 "FG_Q3", _Q4 "FG_Q4", _Q5 "FG_Q5", _Q6 "FG_Q6"
     const float _ONE_F "FG_ONE_F"
     const float _TWOM64_F "FG_TWOM64_F"
-
-# ---- fg_xsig_f32.h: the tanh and sigmoid forms in float32 arithmetic on SIMD vectors ----------------------
-cdef extern from "fg_xsig_f32.h":
-    # the builds that have FG_F32_SIMD
-    void fg_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    Py_ssize_t fg_f_tanh_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
-                                   int* tiny, int* carry) noexcept nogil
-    void fg_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    Py_ssize_t fg_f_sig_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
-                                  int* tiny, int* carry) noexcept nogil
-    void fg_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
-    void fg_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
 
 # ---- fg_env.h: OpenMP (or its serial stand-ins) and the FP environment of a piece ----------------------
 cdef extern from "fg_env.h":

@@ -12,13 +12,14 @@ form, ONNX Runtime's FastGelu for the tanh form), on the same arrays, 256K float
   python tools/bound_f32.py --isa avx512 --cflags noscatter=-DFG_F_HAS_SCATTER=0   # and a build with more flags
 
 --reach answers what a central form reaching further would buy before one is built: builds with -DFG_F_REACH
-move the tail threshold (fastgelu/src/fg_f32_drive.h) to each R and keep today's tables (results between the
+move the tail threshold (fastgelu/src/fg_f32_route.h) to each R and keep today's tables (results between the
 tables' end and R wrong), so their time is today's central loop with only |x| > R (x < -R) left to the tail.
 
 Timings: single calls, the order of the contenders shuffled every round, so that a slow spell of a shared
 machine falls on all of them; each figure is a low percentile (--pct, default 5) of its samples, the
-closest this machine gets to each contender's own speed (two builds of identical code agreed within 0.5%
-where the medians of batched calls differed by up to 7%).  Ratios above 1: the competitor is slower.
+closest this machine gets to each contender's own speed (two builds of identical code agree far more
+closely than the medians of batched calls: docs/design/kernels.md).  Ratios above 1: the competitor is
+slower.
 """
 import argparse
 import os

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Coefficients of the float32-arithmetic exact GELU kernels (fastgelu/src/fg_gelu_f32.h).
+"""Coefficients of the float32-arithmetic kernels (fastgelu/src/fg_f32_tables.h), each table written as one record
+(fg_f32_table.h) named after its function: fg_f_<name>_central, name as the package names the function.
 
 With a = |x|, the forwards are max(-0, x) - F with F = a*Phi(-a) (exact form), a*sigma(-w(a)) (tanh form) or
 a*sigma(-1.702a) (sigmoid form):
 - central tables (below): F on 32 (AVX-512) or 8 (AVX2) intervals up to R, no exp;
-- beyond R, the tail: F = exp(-a^2/2) (C - r(a^2)) with r rational (tail_lines), no table.
+- beyond R, the tail: F = exp(-a^2/2) (C - r(a^2)) with r rational (fit_tail), no table.
 The gradient Phi(-a) - a*phi(a) = exp(-a^2/2) D(a) has an exp form (all of AVX2's gradient, AVX-512's tail)
 with D piecewise on intervals of a chosen by the bits of a + 1 (one table per ISA: as many intervals as one
 permute serves), with u = a - L (exact) and a float lead that the float Horner errors cannot touch:
@@ -18,8 +19,9 @@ Method (as tools/fit_exact.py): weighted minimax by Lawson's iteration on Chebys
 mpmath; coefficients are rounded to float32 one at a time from the lowest order, each rounding followed by
 a refit of the higher ones, so the rounding is part of the fit.  Weights: relative error of F and of 2^f;
 for D the gradient's ULP scale, the larger of Phi(-a) and a*phi(a) (D crosses 0 at a = 0.7518).
-Run: python tools/fit_gelu_f32.py [--write fastgelu/src/fg_gelu_f32_tables.h]
+Run: python tools/fit_gelu_f32.py [--write fastgelu/src/fg_f32_tables.h]
 """
+import os
 import re
 import sys
 import numpy as np
@@ -32,8 +34,8 @@ QDEG = 5          # Q: 2^f = 1 + f*Q(f), |f| <= 1/2 (+ slack)
 # One table set per ISA: as many intervals as one permute serves (AVX-512: vpermt2ps, 32 entries; AVX2:
 # vpermps, 8), the degree the accuracy then needs.  Interval index = (bits(a + 1) >> SHIFT) & (N - 1):
 # N/4 intervals per octave of a + 1, a in [0, 15).
-# fold: the tables include 2^(-a^2 (K - KH)) (AVX-512); AVX2 computes with KH + KL instead (folded, its
-# forward reached 1.975 ulp near x = -1.86, where its wider intervals leave less margin)
+# fold: the tables include 2^(-a^2 (K - KH)) (AVX-512); AVX2 computes with KH + KL instead, its wider
+# intervals leaving less margin for the fold (docs/design/kernels.md)
 TABLES = {"avx512": dict(n=32, deg=5, fold=True), "avx2": dict(n=8, deg=7, fold=False)}
 
 
@@ -124,23 +126,21 @@ def fit_exp_table(n, deg, fold):
 
 
 # Central tables (AVX-512: one vpermt2ps serves 32 intervals; AVX2: vpermps, 8).  For |x| up to R, no exp:
-# F(a) = a*Phi(-a) (forward, y = max(-0, x) - F), G(a) = Phi(-a) - a*phi(a) (gradient) and the tanh form's
-# F(a) = a*sigma(-w(a)) directly, on intervals i = round(g(a)), g(a) = a*(K2*a + K) (fit_central), as
-# C0 + u*(C1 + ...) with u = a - L exact (Sterbenz).  L is the float near g^-1(i) at which F(L) (G(L)) lies
-# within 1e-4 ulp of a float: C0 = that float is then exact and no lead/remainder pair is needed.  Inputs
-# beyond (AVX-512: x < -R, the negative tail, where the result keeps shrinking) take the tails.  R and the
-# degree trade speed against the steep end's error: F decays like e^(-a^2/2), and the Horner rounding of
-# u*(C1 + ...) grows with its share of F there (R = 6.5, degree 6: 2.37 ulp on a sample; 6, degree 6: 1.32
-# over all inputs; 5.5, degree 5: 5.25; tanh form 5.5: 2.19).  On AVX-512 R also clamps x > 0: F(R) must be
-# below half an ulp of R, a*phi(a) at R below half an ulp of 1 (R >= ~6.1) for 1 - G(R) to round to 1; the
-# tanh form (w = 2 sqrt(2/pi) (a + 0.044715 a^3)) needs sigma(-w(R)) < 2^-25, R >= ~5.05.  Those figures are
-# for even intervals (alpha = 0).  Uneven ones (alpha > 0), kept as narrow as F's relative change needs at
-# every a, reach further for the same error (all 2^32 inputs, 2026-11-24): forward degree 6, R = 7.5, alpha
-# 0.65: 1.422 ulp; degree 5, R = 5.75, alpha 0.55: 1.498; tanh form degree 6, R = 6.25, alpha 0.7 and degree
-# 5, 5.25, 0.6: the tail's 1.558 and 1.598; gradient degree 6, 7.5, 0.7: the tail's 1.524.  Degree 5 is one
-# permute and one FMA fewer per vector, the uneven index one FMA more (Zen 4: degree 5 +5-6% at sigma = 1 over
-# even degree 6; degree 6 to R = 7.5 -6% at sigma = 1, +1% at 3, +20% at U(-8, 8) for the forward; for the
-# gradient -3 to -7% / +3-4% / +17%, four runs).
+# each function's F(a) (forward, y = max(-0, x) - F) or G(a) = GELU'(-a) (gradient) on intervals
+# i = round(g(a)), g(a) = a*(K2*a + K) (fit_central), as C0 + u*(C1 + ...) with u = a - L exact (Sterbenz).
+# L is the float near g^-1(i) at which F(L) (G(L)) lies within 1e-4 ulp of a float: C0 = that float is then
+# exact and no lead/remainder pair is needed.  Inputs beyond take the tails.  Per function and ISA:
+#   R      the reach: it trades speed against the steep end's error (F decays like e^(-a^2/2), and the Horner
+#          rounding of u*(C1 + ...) grows with its share of F there); on AVX-512 R also clamps x > 0, where
+#          F(R) must be below half an ulp of R (G(R) below half an ulp of 1)
+#   deg    the degree the reach then needs
+#   alpha  > 0: uneven intervals, as narrow as F's relative change needs at every a, reaching further for the
+#          same error at one FMA more (the index)
+#   RP     AVX2: the 8th slot holds x > R up to RP (fit_positive), so only x < -R takes the tail
+#   H      AVX2: L_i = i*H (no permute of L)
+#   re     AVX2: intervals from re on expanded at their right end (fit_central)
+# The reaches, degrees and alternatives measured for each, with their errors over all inputs and their
+# timings: docs/design/kernels.md, "Reach and degree of the central tables".
 CENTRAL = {"avx512": {"gelu": dict(R=5.75, deg=5, alpha=0.55), "gelu_grad": dict(R=7.5, deg=6, alpha=0.7),
                       "gelu_tanh": dict(R=5.25, deg=5, alpha=0.6), "gelu_sigmoid": dict(R=10.25, deg=6),
                       "gelu_sigmoid_grad": dict(R=12.0, deg=6), "gelu_tanh_grad": dict(R=5.75, deg=6, alpha=0.6)},
@@ -149,39 +149,9 @@ CENTRAL = {"avx512": {"gelu": dict(R=5.75, deg=5, alpha=0.55), "gelu_grad": dict
                     "gelu_sigmoid": dict(R=5.5, deg=8, RP=10.25, H=0.875),
                     "gelu_sigmoid_grad": dict(R=6.0, deg=8, H=0.8125),
                     "gelu_tanh_grad": dict(R=3.9, deg=7, RP=5.75, re=2)}}
-# AVX2: 7 intervals to R, K = 6.5/R (the last interval whole), and the 8th slot holds x > R up to RP (fit_positive),
-# so only x < -R takes the tail: R sets how many lanes of wide data take the slow path.  Before the 8th slot
-# (x beyond R on either side took the tail, 8 intervals, K = 7.5/R): all 2^32 inputs, with the exp-form tails
-# of 2026-11-23: forward R = 3.2, degree 6: 1.521 ulp (the tail's); 3.6, degree 7: 1.448 (the tail's; 3-8%
-# faster at randn sigma = 3, the same at sigma 1); 3.8: 1.727; 4.0: 2.154 (Horner's share of F).  Tanh form
-# 3.1, degree 6: 1.598 (the tail's); 3.2: 1.895; 3.4, degree 7: 1.780 (4-6% faster at sigma 3, 2-3% slower at
-# sigma 1).  Gradient: 3.5 and 4.0, degree 7: 1.485 (the tail's); 4.2: 1.871; 4.5: 2.941.  Those are with
-# Horner's rule; the kernels now take degree 7 in pairs on u^2 (fg_f_central): 1.364 and 1.591, central.  With
-# the 8th slot (7 intervals): forward R = 3.4, RP = 5.5: 1.475 (3.5: 2.05 at its steep end; 3.2 needs the tail
-# below its fitted 3.5: 2.50); gradient 3.8, 6.0, degree 8: 1.485 (the tail's); tanh form 3.3, 5.25, degree 7:
-# 1.598 (the tail's).  Forward with L_i = i*H, H = 0.5234375 (no permute of L): 1.595.  The gradient keeps 8
-# intervals: a degree more is a permute more per vector, -11% at randn sigma = 1 on Zen 3 (the forward's slot
-# costs one vminps: -1-3%).  The tanh form took its slot with L_i = i*H, H = 0.5078125 (the permute the degree
-# adds, saved on L): 1.782 ulp (central, x = -2.791164); Zen 3 kernel A/B against R = 3.1, degree 6, no slot:
-# -2.7% at sigma = 1, +19% at 3, +35% at U(-8, 8).  The gradient's slot at degree 7 (2026-11-26): R = 3.8, RP = 6.0
-# (the least clamp at which 1 - G rounds to 1): 2.081 ulp in the slot (x = 3.906), for -1.5% at sigma = 1,
-# +13% at 3, +30% at U(-8, 8) (Zen 3 kernel A/B); R = 3.9: 2.842 centrally (x = -3.882).
-# The sigmoid form's F(a) = a*sigma(-1.702 a) falls only like e^(-1.702 a), but sigma's poles at a = +-i pi/1.702
-# limit every interval's width alike (fit error ~ (h/3.7)^deg at width h): even intervals, and a reach set by
-# the count of them.  AVX-512: degree 6, R = 10.25 (7.9e-9; degree 5: 7.1e-8), where the clamp is exact for
-# x > 0 (sigma(-1.702 R) < 2^-25).  AVX2: degree 8 (R = 5.5, 3.2e-8), because degree 7 needed intervals of 0.65
-# (R = 4.2, 5.3e-8) and then its positive slot to 10.25 missed by 3 ulp; degree 8 to R = 6 reached 6.0e-8.
-# Its gradient's G = sigma(-ka) - ka sigma(ka) sigma(-ka) likewise ("GS"): AVX-512 degree 6 to R = 12.0 (2.2e-8;
-# degree 7 2.5e-9), where 1 - G rounds to 1 for x > 0; AVX2 8 intervals of degree 8 to R = 6.0 (2.8e-8), no
-# slot: one to 12.0 after 7 intervals to 5.5 missed by 1.6 ulp; degree 7 to R = 5.0 reached 5.5e-8.
-# The tanh form's gradient ("GT"): AVX-512 degree 6 to R = 5.75, alpha 0.6 (7.6e-9; degree 5 2.6e-7), where
-# 1 - G rounds to 1 for x > 0; AVX2 the exact gradient's shape, 8 even intervals of degree 7 to R = 4.0 (1.8e-8;
-# 3.6: 2.0e-9), right ends from interval 2 (re): 1.770 ulp over all inputs, at x = -3.580213.
-# Both gradients' positive slots (2026-11-29), with right ends (re) in the 7 central intervals: the exact G at R =
-# 3.9, RP = 6.0 (central 2.7e-8, slot 0.868 ulp of fit): 1.870 ulp over all inputs, at x = 3.989125 in the slot;
-# R = 4.0 (4.3e-8) 2.285 centrally (x = -3.4235117), 3.8 (slot 1.079) 2.081 in the slot.  The tanh form's G at
-# R = 3.9, RP = 5.75 (2.1e-8, slot 0.359): 1.733 at x = -3.386892.  One vminps a vector more, so |x| > R no longer
-# queues x > R: docs/performance.md, "Positive slots for the AVX2 gradients".
+# AVX2's 7 intervals to R take K = 6.5/R (the last interval whole).  The sigmoid form's F(a) = a*sigma(-1.702 a)
+# falls only like e^(-1.702 a), but sigma's poles at a = +-i pi/1.702 limit every interval's width alike (fit
+# error ~ (h/3.7)^deg at width h): even intervals, and a reach set by their count.
 CENTRAL_N = {"avx512": 32, "avx2": 8}
 
 
@@ -249,6 +219,17 @@ WHAT = {"gelu": "F = a*Phi(-a)", "gelu_grad": "G = Phi(-a) - a*phi(a)",
         "gelu_sigmoid_grad": "G = sigma(-ka) - ka*sigma(ka)*sigma(-ka), k = 1.702",
         "gelu_tanh_grad": "G = sigma(-w) - a*w'*sigma(w)*sigma(-w)"}
 GRADS = tuple(name for name in FUNS if name.endswith("_grad"))
+
+
+def entry_points(src=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fastgelu", "src")):
+    """{kernel entry point: the function it computes} for the forward and gradient entry points of each form
+    of FG_F32_FORMS (fg_f32_fns.h): fg_f_tanh_block -> gelu_tanh, fg_f_tanh_grad_block -> gelu_tanh_grad"""
+    text = open(os.path.join(src, "fg_f32_fns.h")).read()
+    out = {}
+    for form, fwd, grad in re.findall(r"X\((\w+), FG_F_(\w+), FG_F_(\w+)\)", text):
+        out[f"fg_f_{form}_block"] = fwd.lower()
+        out[f"fg_f_{form}_grad_block"] = grad.lower()
+    return out
 
 
 def exact_lead(fun, L, tries=4000):
@@ -360,9 +341,9 @@ def fit_central_table(name, n):
 
 # The forwards' tail (|x| beyond the central tables, both ISAs): a*Phi(-a) = exp(-a^2/2) (C - r(s)), s = a^2,
 # C = 1/sqrt(2 pi) rounded to float and r = C - a*m(a)/sqrt(2 pi) (m: Mills' ratio) as N(s)/D(s), D(0) = 1.  r/C
-# is at most 0.08 from a = 3.5 on, so r's own roundings barely reach the result.  Degree (2, 3): 2.2e-9
-# relative to a*m(a) (2, 2: 5e-8, too much of an ulp).  Over a in [3.5, 15]: the AVX2 tails start at 3.6 (exact)
-# and the kernels clamp a at 14.99.
+# is at most 0.08 from a = 3.5 on, so r's own roundings barely reach the result.  Degree (2, 3): (2, 2) leaves
+# too much of an ulp (docs/design/kernels.md).  Over a in [3.5, 15]: every table reaches 3.5, and the kernels
+# clamp a at 14.99.
 TAIL = dict(lo=3.5, hi=15.0, num=2, den=3)
 
 
@@ -374,7 +355,7 @@ def tail_target(a):
 def fit_tail(lo, hi, num, den, pts=1500, iters=80):
     """N/D for r on s in [lo^2, hi^2]: linearised least squares (Sanathanan-Koerner: each pass divides by the
     previous D) with Lawson-style reweighting towards the minimax of the error relative to a*m(a)/sqrt(2 pi);
-    the coefficients rounded to float once at the end (that moves the error by ~10%, checked here)"""
+    the coefficients rounded to float once at the end, the error measured after that rounding"""
     C = f32(1 / mp.sqrt(2 * mp.pi))
     a = (np.cos(np.linspace(np.pi, 0, pts)) + 1) / 2 * (hi - lo) + lo
     tt = np.array([float(tail_target(v)) for v in a])
@@ -403,7 +384,7 @@ def fit_tail(lo, hi, num, den, pts=1500, iters=80):
 
 
 def fit_all():
-    """every table and constant of fg_gelu_f32_tables.h"""
+    """every table and constant of fg_f32_tables.h"""
     q, qerr = fit_Q()
     print(f"# 2^f: max rel error {qerr:.2e}", file=sys.stderr)
     C, n, d, err = fit_tail(**TAIL)
@@ -440,7 +421,7 @@ def c_record(kind, name, fields):
 
 
 def emit(fits):
-    """the generated part of fg_gelu_f32_tables.h"""
+    """the generated part of fg_f32_tables.h"""
     t = fits["tail"]
     lines = ["/* BEGIN GENERATED by tools/fit_gelu_f32.py --write (do not edit by hand) */",
              "/* exp: 2^f = 1 + f*Q(f) on |f| <= 1/2, FG_F_Q_ERR its largest relative error; log2(e)/2 = KH + KL */",
@@ -479,10 +460,10 @@ def emit(fits):
 
 
 HEADER = """/* Coefficients of the float32 kernels, a record for each table (fg_f32_table.h): generated by
-   python tools/fit_gelu_f32.py --write fastgelu/src/fg_gelu_f32_tables.h   (do not edit by hand).
+   python tools/fit_gelu_f32.py --write fastgelu/src/fg_f32_tables.h   (do not edit by hand).
    Two table sets: 32 intervals a table (FG_F_TAB32: one two-source permute serves a coefficient) and 8. */
-#ifndef FG_GELU_F32_TABLES_H
-#define FG_GELU_F32_TABLES_H
+#ifndef FG_F32_TABLES_H
+#define FG_F32_TABLES_H
 #include "fg_f32_table.h"
 """
 

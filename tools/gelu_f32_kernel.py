@@ -1,18 +1,18 @@
 """The float32-arithmetic kernels of all six functions, compiled alone with $CC from the package's headers
-(fastgelu/src: fg_gelu_f32.h, the exact form; fg_xsig_f32.h, the tanh and sigmoid forms), so that they can be
-checked and timed without building the package:
+(fastgelu/src/fg_f32_kernels.h; the exact form: fg_gelu_f32.h, the tanh and sigmoid forms: fg_xsig_f32.h), so
+that they can be checked and timed without building the package:
 
   python tools/sweep_f32.py --module gelu_f32_kernel                                    # AVX-512
   GX_KERNEL_ISA=avx2 python tools/sweep_f32.py --module gelu_f32_kernel --only gelu_tanh
 
 The package's AVX-512 and AVX2 builds run exactly these kernels for every float32 input, so the package
-sweep checks the same functions; this is the quick loop for changing them (one sweep of all 2^32 inputs:
-~30 s per function on 2 cores).
+sweep checks the same functions; this is the quick loop for changing them (no package build).
 """
 import ctypes
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -22,15 +22,20 @@ FLAGS = {"avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mav
          "avx2": ["-mavx2", "-mfma"]}
 
 
-FUNCS = {"gelu": "fg_f_gelu_block", "gelu_tanh": "fg_f_tanh_block", "gelu_sigmoid": "fg_f_sig_block"}
 SRC = os.path.join(HERE, "..", "fastgelu", "src")
+sys.path.insert(0, HERE)
+from fit_gelu_f32 import entry_points  # noqa: E402
+
+# {function: its forward entry point} of each form (FG_F32_FORMS, fg_f32_fns.h); the gradient's is
+# <entry>_grad_block
+FUNCS = {name: fn for fn, name in entry_points(SRC).items() if not fn.endswith("_grad_block")}
 HOOK = os.path.join(HERE, "bound_f32_hook.h")
 
 
 def kernel_source():
     # -DFG_F_BOUND (tools/bound_f32.py) takes each segment over by tools/bound_f32_hook.h
     code = ('#define FG_F32_FWD 1\n#ifdef FG_F_BOUND\n#include "bound_f32_hook.h"\n#endif\n'
-            '#include "fg_fp.h"\n#include "fg_gelu_f32.h"\n#include "fg_xsig_f32.h"\n')
+            '#include "fg_fp.h"\n#include "fg_f32_kernels.h"\n')
     paths = [os.path.join(SRC, name) for name in sorted(os.listdir(SRC))] + [HOOK]
     for path in paths:                            # the headers' text, so that a change rebuilds
         code += f"/* {os.path.basename(path)}: {hashlib.sha1(open(path, 'rb').read()).hexdigest()} */\n"

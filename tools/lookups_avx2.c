@@ -1,4 +1,4 @@
-/* What binds the AVX2 exact forward's central loop: the package's loop (fg_gelu_f32_central.h, its tables
+/* What binds the AVX2 exact forward's central loop: the package's loop (fg_f32_central.h, its tables
    and coefficients) beside variants that each change one thing, timed in one process (best of 3,000 runs
    over an L2-resident array by default, ns an element).  "package", "two vectors" and "permilps+blend" give
    the package loop's results; the others are timing probes (each prints how many of its results differ).

@@ -63,11 +63,8 @@ def lookups_a_vector(func, isa):
     """table lookups a vector in the central form of func (the kernels' degree + 1, and L where the table
     holds it): from the header the build compiles"""
     sys.path.insert(0, HERE)
-    from fit_gelu_f32 import CENTRAL
-    name = {"fg_f_gelu_block": "gelu", "fg_f_gelu_grad_block": "gelu_grad", "fg_f_tanh_block": "gelu_tanh",
-            "fg_f_tanh_grad_block": "gelu_tanh_grad", "fg_f_sig_block": "gelu_sigmoid",
-            "fg_f_sig_grad_block": "gelu_sigmoid_grad"}[func]
-    cfg = CENTRAL[isa][name]
+    from fit_gelu_f32 import CENTRAL, entry_points
+    cfg = CENTRAL[isa][entry_points()[func]]
     return cfg["deg"] + 1 + (0 if cfg.get("H") else 1)
 
 

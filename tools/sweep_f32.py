@@ -11,12 +11,11 @@ Gated functions (gelu_mul, gelu_tanh_mul, gelu_sigmoid_mul and their _grad): eac
 with every (up, dy) of GATED_FACTORS -- +-0, subnormals, 1, huge, +-inf, NaN -- and judged against the exact
 product (f(gate) * up; the gradient's dgate = dy * up * f'(gate) as GELU' is judged, times |dy * up|, and
 dup = dy * f(gate)), limit 3 ULP (issue 31). --stride applies to the gates (default 64 with --gated: 2^30
-evaluations per function, about 250 CPU-seconds for the six, a quarter of what --stride 16 took: 988
-CPU-seconds, 29 minutes on a busy 2-core Zen 3).
+evaluations per function, a quarter of --stride 16's).
 
 Errors are in ULPs as defined in fastgelu/_reference.py (gradients with dy = 1, counted in ULPs of the larger
 of their two terms). The references are that file's formulas compiled from tools/sweep_ref.c (one pass in C,
-~10x faster than NumPy+SciPy; `--ref numpy` uses _reference.py itself). Prints per function: max ULP with the
+where NumPy+SciPy take several; `--ref numpy` uses _reference.py itself). Prints per function: max ULP with the
 worst input (value and bits), how many inputs exceed 1 and 2 ULP, and the IEEE special cases. Exit status 1 if
 any function exceeds 2 ULP or fails a special case. The inputs are processed in chunks of 2^24 bit patterns
 by --procs worker processes (spawned, not forked: GNU libgomp's thread pool does not survive fork).

@@ -1,22 +1,22 @@
-/* What the float32 kernels' math shares (fg_gelu_f32_central.h, fg_gelu_f32_tail.h, fg_xsig_f32_math.h): the
+/* What the float32 kernels' math shares (fg_f32_central.h, fg_gelu_f32.h, fg_xsig_f32.h): the
    lower clamp of |x|, the rounding constant, and 2^f, from which every exp of theirs is formed.
 
-   2^f = 1 + f*Q(f) on |f| <= 1/2, Q = Q0 + f*Q1(f) of degree 5 (FG_F_Q0..Q5, fg_gelu_f32_tables.h: relative
-   error 3.0e-9).  exp(-a^2/2) = 2^mn * 2^f with a^2 = s + sl formed exactly by an FMA (else the error would
+   2^f = 1 + f*Q(f) on |f| <= 1/2, Q = Q0 + f*Q1(f) of degree 5 (FG_F_Q0..Q5 and its fitted error FG_F_Q_ERR,
+   fg_f32_tables.h).  exp(-a^2/2) = 2^mn * 2^f with a^2 = s + sl formed exactly by an FMA (else the error would
    grow like a^2): mn by MAGIC, f = fh + fl, and 2^f - 1 = f*Q0 + f^2*Q1(f) with the leading product Q0*f
    taken from fh and fl unrounded. */
 #ifndef FG_F32_COMMON_H
 #define FG_F32_COMMON_H
 #include "fg_simd.h"
 #if FG_F32_SIMD
-#include "fg_gelu_f32_tables.h"
+#include "fg_f32_tables.h"
 
 #define FG_F_TINY 0x1p-30f     /* |x| below: y = x/2 rounded, by integer arithmetic (fg_f_tiny); the main
                                   paths see max(|x|, TINY), so none of their products is subnormal (a
                                   subnormal operand takes a microcode assist) */
 #define FG_F_MAGIC 12582912.0f /* 1.5*2^23: v + MAGIC is round(v) + MAGIC, round(v) in the low bits */
 
-/* Q1 by Horner (Estrin's shorter chains are no faster: the loops are bound by their operations), and q =
+/* Q1 by Horner (the loops are bound by their operations, not this chain), and q =
    2^f - 1 from f = fh + fl */
 static inline __attribute__((always_inline)) fg_fv fg_f_Q1(fg_fv f) {
     fg_fv p = FG_F_FMA(FG_F_SET1(FG_F_Q5), f, FG_F_SET1(FG_F_Q4));

@@ -8,8 +8,8 @@ static inline int fg_ctz32(unsigned int m) { int k = 0; while (!(m & 1u)) { m >>
 static inline int fg_popcount32(unsigned int m) { int k = 0; while (m) { m &= m - 1u; k++; } return k; }
 #endif
 /* bit j set when |x[j]| > 3 (NaN: not set, the central polynomial gives NaN), j < 32.  gcc vectorizes
-   the portable loop, but its OR-reduction of shifted flags costs ~15 instructions per chunk where a
-   compare-to-mask (AVX-512) or movemask (AVX, SSE2) takes 2-4 */
+   the portable loop, but its OR-reduction of shifted flags takes several times the instructions of a
+   compare-to-mask (AVX-512) or movemask (AVX, SSE2) */
 #if defined(__AVX512F__)
 #include <immintrin.h>
 static inline unsigned int fg_far_mask32(const float* x) {

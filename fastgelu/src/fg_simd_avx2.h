@@ -8,7 +8,7 @@ typedef __m256i fg_iv;
 typedef __m256 fg_vm;                    /* a compare's result: all-ones lanes */
 typedef unsigned int fg_fm;              /* a lane mask as bits */
 #define FG_F_W 8
-#define FG_F_TAB32 0                     /* 8-entry tables (fg_gelu_f32_tables.h) */
+#define FG_F_TAB32 0                     /* 8-entry tables (fg_f32_tables.h) */
 #define FG_F_HAS_SCALEF 0
 #define FG_F_HAS_SCATTER 0
 #define FG_F_BV_IN_REG 1                 /* a broadcast from a general register takes the permutes' port */
@@ -71,10 +71,10 @@ static inline __attribute__((always_inline)) fg_fv fg_f_selb(fg_fm m, fg_fv t, f
 
 /* 8-entry tables: one vpermps per coefficient (two and a blend for 16 entries made the AVX2 kernel
    permute-bound).  The row is loaded by an instruction of its own: vpermps with a memory operand holds its
-   pipe twice as long on Zen 3 as the load and the register form, and the central loops are bound by that
-   pipe (docs/performance.md, design history).  The load is the asm's own, volatile, so that it stays in the
-   loop: a load the compiler may hoist left it free to keep some rows in registers, which it then spilled
-   (docs/performance.md, design history) */
+   pipe longer on Zen 3 than the load and the register form, and the central loops are bound by that pipe
+   (docs/design/kernels.md).  The load is the asm's own, volatile, so that it stays in the loop: a load the
+   compiler may hoist left it free to keep some rows in registers, which it then spilled (docs/performance.md,
+   design history) */
 static inline __attribute__((always_inline)) __m256 fg_f_tab8(const float* t, __m256i idx) {
     __m256 row;
     __asm__ volatile("vmovaps %1, %0" : "=x"(row) : "m"(*(const __m256*)t));

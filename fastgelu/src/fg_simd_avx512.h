@@ -13,8 +13,8 @@ typedef __mmask16 fg_fm;
 #ifndef FG_F_HAS_SCATTER                 /* 0: the queue written back lane by lane (an A/B: tools/bound_f32.py --cflags) */
 #define FG_F_HAS_SCATTER 1
 #endif
-#define FG_F_BV_IN_REG 0                 /* bv kept in a register was slower at x ~ U(-8, 8) (32 registers, the
-                                            tables' 16): broadcast at each push */
+#define FG_F_BV_IN_REG 0                 /* broadcast at each push: the tables hold half the registers
+                                            (docs/design/kernels.md) */
 
 #define FG_F_SET1 _mm512_set1_ps
 #define FG_F_FMA _mm512_fmadd_ps

@@ -1,46 +1,32 @@
-/* The central form of the float32 kernels: forward and gradient of the exact, tanh and sigmoid forms from
-   tables, no exp.  With a = min(|x|, R):
+/* The central form of the float32 kernels: forward and gradient of every function from its table
+   (fg_f_table, fg_f32_table.h; a function's table is its record's, fg_f32_fns.h), no exp.  With a = |x|
+   clamped at the table's RP:
      forward   y = max(-0.0, x) - F,  F = a*Phi(-a)  (the tanh form: F = a*sigma(-w(a)); sigmoid: a*sigma(-1.702a))
      gradient  y = dy - G*dy (x >= 0) or G*dy (x < 0),  G = GELU'(-a):  Phi(-a) - a*phi(a)  (tanh and sigmoid
                forms: sigma(-w) - a*w'*sigma(w)*sigma(-w); w odd, so GELU'(x) + GELU'(-x) = 1 for all three)
    F and G are polynomials C0 + u*(C1 + ...) on intervals of a, u = a - L_i, their coefficients picked per
-   lane by a register permute (FG_F_TAB): 32 intervals on AVX-512 (vpermt2ps), 8 on AVX2 and NEON (vpermps,
-   vqtbl2q).
-   - AVX-512: i = round(a*(K2*a + K)) (two FMAs leave i in the low bits).  The intervals narrow as a grows,
-     as F's relative change per unit of a does (~a): even intervals (K2 = 0) needed degree 6 for R = 6;
-     these take degree 5 to the same error budget (forward R = 5.75, tanh form 5.25), one permute and one
-     FMA fewer for one FMA more; the gradient degree 6 to R = 7.5 (a quarter as many tail lanes at randn
-     sigma = 3 as R = 6).  The same R clamps x > R: F(R) is below half an ulp of R, and a*phi(a) below half
-     an ulp of 1, so only x < -R leaves the tables.
-   - AVX2 and NEON: the forward takes 7 even intervals to R = 3.4 and the last slot for x > R, clamped at
-     RP = 5.5 (x - F rounds to x beyond): there y = x - F needs F only to a fraction of ulp(x), absolutely,
-     which one degree-7 piece gives (fit error 0.06 ulp), so only x < -R takes the tail (R = 3.5 reached 2.05
-     ulp at the steep end).  The tanh form likewise: 7 intervals to R = 3.3 and the slot to RP = 5.25, degree
-     7.  Both take L_i = i*H: u = a - i*H by one FMA from the index, a permute fewer.  The gradient: 7
-     intervals of degree 7 to R = 3.9 and the slot to RP = 6.0, where 1 - G rounds to 1 (dy - G dy needs G
-     to a fraction of ulp(1) there), so only x < -R takes the tail; intervals 2 on expanded at their right
-     end (u <= 0: Horner's terms keep G's sign where it decays, tools/fit_gelu_f32.py's re), which R = 3.9
-     needs.  Uneven intervals gain little (8 are too few: the first ones may not widen) and cost an FMA.
-   - The sigmoid form's F falls only like e^(-1.702a), but sigma's poles at a = +-i pi/1.702 bound every
-     interval's width alike: even intervals.  AVX-512: degree 6 to R = 10.25, where the clamp is exact for
-     x > 0 (its tail only x < -10.25); AVX2 and NEON: 7 intervals to R = 5.5, degree 8, and the slot to RP =
-     10.25 (degree 7 would need intervals of 0.65, and its slot then missed by 3 ulp).  Its gradient's G,
-     ~ka e^(-ka), likewise: AVX-512 degree 6 to R = 12.0, beyond which 1 - G rounds to 1 (its tail only x <
-     -12); AVX2 and NEON 8 intervals of degree 8 to R = 6.0 (L_i = i*H), |x| > R queued (a slot to 12.0
-     missed by 1.6 ulp at degree 8).
-   - The tanh form's gradient falls as steeply as its forward: AVX-512 uneven intervals of degree 6 to R =
-     5.75, where 1 - G rounds to 1 (degree 5 fitted to 2.6e-7 only); AVX2 and NEON as the exact gradient, 7
-     even intervals of degree 7 to R = 3.9, right ends from interval 2, and the slot to RP = 5.75.
-   Each L_i is a float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are
-   Horner's; where L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.
-   R ends the tables where F's Gaussian decay (e^-a per unit of a) makes u*(C1 + ...) too large a share of F
-   for float Horner.  The lanes beyond go to the tails (fg_gelu_f32_tail.h, fg_xsig_f32_math.h) through the
-   queue of fg_f32_drive.h.  The maximum errors of the AVX-512 exact forward and of the AVX2 exact forward
-   and gradient and tanh forward and gradient are this form's (fg_gelu_f32.h, fg_xsig_f32.h: the figures);
-   the others' are their tails'.  Cost per vector
-   (AVX-512): forward 18 vector operations, gradient 21. */
-#ifndef FG_GELU_F32_CENTRAL_H
-#define FG_GELU_F32_CENTRAL_H
+   lane by a register permute (FG_F_TAB): 32 intervals a table on AVX-512 (vpermt2ps), 8 on AVX2 and NEON
+   (vpermps, vqtbl2q).  The interval is i = round(a*(K2*a + K)) (FMAs leave i in the low bits); with K2 > 0
+   the intervals narrow as a grows, as F's relative change per unit of a does (~a), so the same error budget
+   reaches further.
+   - A table's reach R ends its intervals where F's Gaussian decay makes u*(C1 + ...) too large a share of F
+     for float Horner.  Where the intervals reach far enough, the clamp at R is exact for x > 0 (F(R) below
+     half an ulp of R, G(R) below half an ulp of 1), so only x < -R leaves the tables.
+   - A positive slot (8-entry tables): the last interval holds x in (R, RP], RP the clamp beyond which
+     x - F rounds to x (1 - G to 1); there y needs F (G) only to a fraction of the result's ulp, absolutely,
+     which one piece gives, so only x < -R takes the tail.  A table without one queues |x| > R.
+   - L_i = i*H (H != 0): u = a - i*H by one FMA from the index, a permute fewer.  Else L_i is row 0, each a
+     float at which F (G) is a float to ~1e-4 ulp, so C0 is exact and the only roundings are Horner's; where
+     L_i = i*H, C0 = F(L_i) rounded, the fit absorbing that rounding everywhere but at u = 0.  Intervals
+     expanded at their right end (tools/fit_gelu_f32.py's re: u <= 0) keep Horner's terms of G's sign where
+     it decays.
+   The sigmoid form's F falls only like e^(-1.702a), but sigma's poles at a = +-i pi/1.702 bound every
+   interval's width alike: its tables have even intervals.  Each table's R, RP, degree and fitted error are
+   its record's (fg_f32_tables.h); why each is what it is, with the alternatives measured:
+   docs/design/kernels.md.  The lanes beyond go to the function's tail (fg_f32_route.h) through the queue
+   (fg_f32_queue.h). */
+#ifndef FG_F32_CENTRAL_H
+#define FG_F32_CENTRAL_H
 #include "fg_f32_fns.h"
 #if FG_F32_SIMD
 
@@ -64,7 +50,7 @@ static inline __attribute__((always_inline)) fg_fv fg_f_central(fg_fv x, fg_fv a
     if (!FG_F_TAB32 && deg >= 7 && deg % 2) {
         /* 8-entry tables (AVX2, NEON), whose loops wait on this chain more than on their ports: C2 + C3 u +
            ... in pairs on u^2 (row k + 1 holds C_k), then C0 + u (C1 + u h) as Horner, where the rounding
-           matters: 8 FMAs for 7, faster at degree 7; degree 6, the tanh form's, was not */
+           matters: an FMA more than Horner for a shorter chain (the odd degrees: docs/design/kernels.md) */
         fg_fv u2 = FG_F_MUL(u, u);
         p = FG_F_FMA(FG_F_TAB(t->c[deg + 1]), u, FG_F_TAB(t->c[deg]));
         for (int k = deg - 1; k >= 4; k -= 2)
