@@ -6,20 +6,20 @@ import sys
 
 import numpy as np
 
-from . import ufuncs
+from . import _lists, ufuncs
 
-_K = ufuncs._kernels        # the variants and dtype codes are the kernel module's lists (_variants.pxi, _storage.pxi)
+_K = ufuncs._kernels        # the dtype codes are the kernel module's (rendered from _lists.py)
 
 
 def _by_variant(*suffixes):
     """approximate= -> the variant's ufuncs named gelu[_variant]<suffix>, for each suffix."""
-    return {v: tuple(getattr(ufuncs, _K.ufunc_name(v, s)) for s in suffixes) for v in _K.VARIANTS}
+    return {v: tuple(getattr(ufuncs, _lists.ufunc_name(v, s)) for s in suffixes) for v in _lists.VARIANTS}
 
 
 # approximate= -> (forward ufunc, gradient ufunc); the one place a variant is chosen
 VARIANTS = _by_variant("", "_grad")
 # approximate= -> the variant's code in the kernels (its index in their list)
-_INDEX = {v: i for i, v in enumerate(_K.VARIANTS)}
+_INDEX = {v: i for i, v in enumerate(_lists.VARIANTS)}
 
 
 def _lookup(table, approximate, who):
