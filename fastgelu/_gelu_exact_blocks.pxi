@@ -24,7 +24,7 @@ cdef inline void _gx_fwd_chunk(const real* xb, real* y, _GxDefer* p, _GxDefer64*
 cdef inline void _gx_grad_chunk(const real* xb, const real* db, real* y, _GxDefer* p,
                                 _GxDefer64* q) noexcept nogil:
     # the full path goes through a local buffer and is multiplied by dy in a second loop: a select that
-    # feeds a multiply can be threaded into a branch (see the style note above)
+    # feeds a multiply can be threaded into a branch (the style note of _fp.pxi)
     cdef double gb[_GX_CHUNK]
     cdef int j
     cdef unsigned int far

@@ -30,7 +30,7 @@
 #   x^3 is not exact) and exp_dd.  In the negative tail exp(w) is computed scaled by 2^_S so that it stays
 #   normal until the final multiply: x*exp(w) is rounded once even when the result is subnormal.
 
-ctypedef fused xsig:      # the two variants of this family, by their tags (_variants.pxi)
+ctypedef fused xsig:      # the two variants of this family, by their tags (_lists.pxi)
     VTanh
     VSigmoid
 
