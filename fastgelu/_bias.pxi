@@ -95,10 +95,5 @@ def _bias_call(int vcode, bint grad, int dtype_code, cnp.ndarray x, cnp.ndarray 
     if n == 0:
         return out
     with nogil:
-        if vcode == V_NONE:
-            bias_typed(px, pb, pd, py, n, width, dy_scalar, dtype_code, <VNone*>0, grad)
-        elif vcode == V_TANH:
-            bias_typed(px, pb, pd, py, n, width, dy_scalar, dtype_code, <VTanh*>0, grad)
-        else:
-            bias_typed(px, pb, pd, py, n, width, dy_scalar, dtype_code, <VSigmoid*>0, grad)
+        bias_by_code(px, pb, pd, py, n, width, dy_scalar, dtype_code, vcode, grad)
     return out

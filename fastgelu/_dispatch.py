@@ -7,7 +7,9 @@ import importlib
 import importlib.util
 import os
 
-ISA_ORDER = ("avx512", "avx2", "generic")
+from . import _lists
+
+ISA_ORDER = tuple(_lists.ISAS)      # best first
 
 # bfloat16 is ml_dtypes' dtype, not NumPy's: its loops are added when ml_dtypes is installed
 if importlib.util.find_spec("ml_dtypes") is not None:

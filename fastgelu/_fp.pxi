@@ -11,6 +11,11 @@
 # hundreds of ulp).  So FG_HAVE_FMA is set wherever an FMA instruction exists (the compiler's own macros,
 # below), the error-free products are explicit fma() there, and Dekker's form is compiled only for targets
 # with no FMA instruction to contract into (x86 baseline).  Nothing else here needs a separate rounding.
+#
+# Branch-free selects: the kernels compute every piece of a function unconditionally and combine them by
+# sel() (src/fg_fp.h, a bit-mask select).  With `a if c else b` gcc sinks the unselected operand's
+# arithmetic into a branch that -ftrapping-math forbids it to if-convert: the loop then stays scalar in the
+# AVX2/SSE2 builds (AVX-512 masks hide it).
 
 
 ctypedef struct dd_t:
@@ -69,9 +74,9 @@ cdef inline double pow2i(double k) noexcept nogil:
 cdef inline double exp_dd_scaled(double hi, double lo, double s) noexcept nogil:
     """exp(hi + lo) * 2^s, for |lo| <= ulp(hi) and an integer-valued s with |s| <= 200.
 
-    <= 1 ulp (max 0.85 ulp measured against mpmath) including subnormal results; +inf/0 on overflow/underflow,
-    NaN in -> NaN out.  The 2^(n+s) scaling is applied in two steps 2^k1 * 2^k2 so that subnormal
-    results are rounded once, at the last multiply, and no intermediate power of two under/overflows.
+    <= 1 ulp including subnormal results; +inf/0 on overflow/underflow, NaN in -> NaN out.  The 2^(n+s)
+    scaling is applied in two steps 2^k1 * 2^k2 so that subnormal results are rounded once, at the last
+    multiply, and no intermediate power of two under/overflows.
     The scale s lets callers keep a tiny exp(...) normal until after a further multiply.
     """
     cdef double k, k1

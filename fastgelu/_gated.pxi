@@ -173,12 +173,7 @@ cdef inline void gm_mul_fused(const float* g, const float* u, float* y, npy_intp
     cdef npy_intp k
     cdef int tiny = 0
     gd[0] = 0       # gcc cannot tell that gm_gather_lost_listed fills gd[:k] (a false -Wmaybe-uninitialized)
-    if variant is VNone:
-        k = fg_f_gelu_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
-    elif variant is VTanh:
-        k = fg_f_tanh_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
-    else:
-        k = fg_f_sig_mul_block(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry)
+    k = mul_block32(g, u, y, m, <Py_ssize_t*>idx, &tiny, carry, v)
     if k or tiny:
         k = gm_gather_lost_listed(g, m, idx, k, tiny, gb, fb, gd, v)
         if k:

@@ -1,201 +1,62 @@
-# The exact form's float64 chunks (textually included by _gelu_exact.pxi, where they sit between the
-# baseline float32 deferral and the chunk functions that use both).
+# The exact form's float64 math, lane by lane. Pieces in a = |x|: central [0, B] (no exp; B = FG_CENTRAL =
+# 1.25 forward, FG_CENTRAL_GRAD = 1 gradient), middle (B, 4] and tail (4, inf) (exp(-x^2/2) times a fitted
+# factor). A chunk of 32 inputs runs only the pieces its inputs need (_gelu_exact_queue64.pxi); each function
+# here is branch-free. Where a chunk evaluates two pieces and selects, the lanes of the piece not selected
+# may overflow to inf/NaN: they are discarded (the caller restores the FP flags).
 
-# ---- float64 chunks.  A chunk runs the central loop (no exp) for all 32 lanes; its inputs beyond the
-# central piece are then queued by piece (_GxDefer64: middle up to |x| = 4, tail beyond) and computed 32
-# at a time by that piece's loop alone, which overwrites their central results.  Every loop is
-# branch-free and vectorized; a queued lane costs ~8 scalar operations (AVX-512 forward with many: ~6 a
-# vector of 8, _GX_QUEUE64_VEC_MIN), far less than evaluating every piece for every lane and selecting
-# (randn sigma=3 holds all pieces in every chunk).  Only tail batches pay for the division and the
-# degree-23 polynomial, and only those with some |x| > 37 for the clamped, scaled exp.  The order of the
-# stores is that of _GxDefer (float32): a queued store lands below every address a later chunk reads.
+cdef inline double _gx_fwd64_central(double x) noexcept nogil:
+    # Phi = 1/2 + C*x + x*s*P(s), 1/2 + C_HI*x exactly as h.hi + h.lo
+    cdef double s = x * x
+    cdef dd_t p = two_prod(x, FG_INV_SQRT2PI_HI)
+    cdef dd_t h = fast_two_sum(0.5, p.hi)         # |p.hi| <= 1.25*C = 0.499 < 0.5
+    return fg_fma(x, h.hi, x * (h.lo + (p.lo + fg_fma(x, FG_INV_SQRT2PI_LO, (x * s) * _gx_P64(s)))))
 
-cdef enum:
-    _GX_Q64 = 2 * _GX_CHUNK + 8                   # a queue: up to 31 lanes, a chunk's 32 more, a vector's store
-    # a forward chunk with this many lanes of one piece or more queues them by fg_queue64 (AVX-512).  Its
-    # compress runs on the floating-point pipes that the central loop keeps busy, so it pays only for many
-    # lanes; fewer go one at a time on the integer pipes.  The gradient gained nothing from it, nor did AVX2
-    # by a permute table: neither uses it (docs/performance.md has the A/B figures)
-    _GX_QUEUE64_VEC_MIN = 9
+cdef inline double _gx_grad64_central(double x) noexcept nogil:
+    # 1/2 + 2C*x + x*s*G(s); |2C*x| <= 0.8 so the 1/2 + p.hi sum needs the general two_sum
+    cdef double s = x * x
+    cdef dd_t p = two_prod(x, FG_SQRT2_OVER_PI_HI)
+    cdef dd_t h = two_sum(0.5, p.hi)
+    return h.hi + (h.lo + (p.lo + fg_fma(x, FG_SQRT2_OVER_PI_LO, (x * s) * _gx_G64(s))))
 
-cdef struct _GxDefer64:
-    int km, kt                                    # lanes queued: middle, tail
-    double xm[_GX_Q64]
-    double dm[_GX_Q64]
-    double* ym[_GX_Q64]
-    double xt[_GX_Q64]
-    double dt[_GX_Q64]
-    double* yt[_GX_Q64]
+cdef inline double _gx_T64t_of(double x) noexcept nogil:
+    """The tail's T for |x| >= 4 (x = +-inf: T(0) = C, harmless since exp gives 0)."""
+    return _gx_T64t(1.0 / (x * x))
 
-cdef inline void _gx_defer64_init(_GxDefer64* q) noexcept nogil:
-    q.km = 0
-    q.kt = 0
+cdef inline double _gx_D64t_of(double x) noexcept nogil:
+    """The tail's D for |x| >= 4; 0 for x = +-inf (exp gives 0 there, and -a*U = -inf)."""
+    cdef double a = fabs(x)
+    return sel(a == INFINITY, 0.0, -a * _gx_U64t(1.0 / (x * x)))
 
-cdef inline void _gx_pad64(double* xq, double* dq, int k, double v) noexcept nogil:
-    """Lanes k.. of a last batch hold an input of its piece (v): no lane of a batch leaves the piece."""
-    cdef int j
-    for j in range(k, _GX_CHUNK):
-        xq[j] = v
-        dq[j] = 0
+cdef inline double _gx_exp_half_sq(double x) noexcept nogil:
+    """exp(-x^2/2) * 2^64 with x^2 exact (hi + lo; lo is NaN once hi = inf: exp_dd drops it).  The 2^64
+    keeps it normal down to GELU's underflow, so the subnormal rounding happens once, in the final
+    * 2^-64 (FG_SCALE_DN); for |x| > ~38.6 the result is 0."""
+    cdef dd_t s = two_prod(x, x)
+    return exp_dd_scaled(-0.5 * s.hi, -0.5 * s.lo, 64.0)
 
-cdef inline void _gx_shift64(double* xq, double** yq) noexcept nogil:
-    """After a batch of 32: the lanes queued past it (fewer than 32) move to the front.  All 32 places move,
-    a fixed count (a loop to k - 32 was slower)."""
-    cdef int j
-    for j in range(_GX_CHUNK):
-        xq[j] = xq[j + _GX_CHUNK]
-        yq[j] = yq[j + _GX_CHUNK]
+cdef inline double _gx_exp_half_sq_normal(double x) noexcept nogil:
+    """exp(-x^2/2) for |x| <= 37 only (or NaN): a normal result, no clamp or scaling needed."""
+    cdef dd_t s = two_prod(x, x)
+    return exp_dd_normal(-0.5 * s.hi, -0.5 * s.lo)
 
-cdef inline void _gx_fwd64_flush_mid(_GxDefer64* q, int n) noexcept nogil:
-    """The first 32 middle lanes, results stored for the first n."""
-    cdef double r[_GX_CHUNK]
-    cdef int j
-    for j in range(_GX_CHUNK):
-        r[j] = _gx_fwd64_far_normal(q.xm[j], _gx_T64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_normal(q.xm[j]))
-    for j in range(n):
-        q.ym[j][0] = r[j]
+cdef inline double _gx_fwd64_far(double x, double t, double e) noexcept nogil:
+    """GELU for |x| beyond the central piece, given t = T(|x|) and e = exp(-x^2/2) * 2^64 from
+    _gx_exp_half_sq: x - E*T for x > 0, -E*T for x < 0 (x = +-inf: x or -0.0)."""
+    cdef double v = (e * t) * FG_SCALE_DN
+    return sel(x < 0, -v, x - v)
 
-cdef inline void _gx_fwd64_flush_tail(_GxDefer64* q, int n) noexcept nogil:
-    cdef double r[_GX_CHUNK]
-    cdef int j
-    if fg_far_mask64(q.xt, 37.0) == 0:           # nearly always: the unscaled exp suffices
-        for j in range(_GX_CHUNK):
-            r[j] = _gx_fwd64_far_normal(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
-    else:
-        for j in range(_GX_CHUNK):
-            r[j] = _gx_fwd64_far(q.xt[j], _gx_T64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
-    for j in range(n):
-        q.yt[j][0] = r[j]
+cdef inline double _gx_fwd64_far_normal(double x, double t, double e) noexcept nogil:
+    """The same with e = exp(-x^2/2) from _gx_exp_half_sq_normal (|x| <= 37: E*T is normal, so the bits
+    are those of _gx_fwd64_far)."""
+    cdef double v = e * t
+    return sel(x < 0, -v, x - v)
 
-cdef inline void _gx_grad64_flush_mid(_GxDefer64* q, int n) noexcept nogil:
-    cdef double g[_GX_CHUNK]
-    cdef int j
-    for j in range(_GX_CHUNK):
-        g[j] = _gx_grad64_far_normal(q.xm[j], _gx_D64m(fabs(q.xm[j]) - 2.5), _gx_exp_half_sq_normal(q.xm[j]))
-    for j in range(n):
-        q.ym[j][0] = q.dm[j] * g[j]
+cdef inline double _gx_grad64_far(double x, double d, double e) noexcept nogil:
+    """GELU' (dy = 1) beyond the central piece given d = D(|x|), e as for _gx_fwd64_far: 1 - E*D for
+    x > 0, E*D for x < 0."""
+    cdef double g = (e * d) * FG_SCALE_DN      # Phi(-a) - a*phi(a)
+    return sel(x < 0, g, 1.0 - g)
 
-cdef inline void _gx_grad64_flush_tail(_GxDefer64* q, int n) noexcept nogil:
-    cdef double g[_GX_CHUNK]
-    cdef int j
-    if fg_far_mask64(q.xt, 37.0) == 0:
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_grad64_far_normal(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq_normal(q.xt[j]))
-    else:
-        for j in range(_GX_CHUNK):
-            g[j] = _gx_grad64_far(q.xt[j], _gx_D64t_of(q.xt[j]), _gx_exp_half_sq(q.xt[j]))
-    for j in range(n):
-        q.yt[j][0] = grad_times64(q.dt[j], g[j], q.xt[j])   # GELU' underflows here (x < -38.67)
-
-cdef void _gx_fwd64_many(_GxDefer64* q, const double* x, double* y, unsigned int mask, bint tail) noexcept nogil:
-    """Forward, many lanes of one piece (AVX-512): compressed, then a full batch computed and the lanes past
-    it moved to the front.  Out of line: inlined, it made the chunks slower at sigma = 1."""
-    if tail:
-        q.kt = fg_queue64(q.xt, q.yt, q.kt, x, y, mask)
-        if q.kt >= _GX_CHUNK:
-            _gx_fwd64_flush_tail(q, _GX_CHUNK)
-            _gx_shift64(q.xt, q.yt)
-            q.kt -= _GX_CHUNK
-    else:
-        q.km = fg_queue64(q.xm, q.ym, q.km, x, y, mask)
-        if q.km >= _GX_CHUNK:
-            _gx_fwd64_flush_mid(q, _GX_CHUNK)
-            _gx_shift64(q.xm, q.ym)
-            q.km -= _GX_CHUNK
-
-cdef inline void _gx_defer64(_GxDefer64* q, const double* x, const double* d, double* y, unsigned int mid,
-                             unsigned int tail, bint grad) noexcept nogil:
-    """Queue lanes (bit masks) of the middle and the tail piece, computing each full batch of 32: one lane at a
-    time, a batch computed when the queue holds 32 exactly, or many forward lanes at once (_gx_fwd64_many: a
-    loop over them mispredicts its exit in most chunks).  The counts live in locals: through q, every store
-    would reload them."""
-    cdef int j, k
-    if not grad and FG_QUEUE64_VEC and fg_popcount32(mid) >= _GX_QUEUE64_VEC_MIN:
-        _gx_fwd64_many(q, x, y, mid, False)
-    else:
-        k = q.km
-        while mid:
-            j = fg_ctz32(mid)
-            q.xm[k] = x[j]
-            if grad:
-                q.dm[k] = d[j]
-            q.ym[k] = y + j
-            k += 1
-            if k == _GX_CHUNK:
-                if grad:
-                    _gx_grad64_flush_mid(q, _GX_CHUNK)
-                else:
-                    _gx_fwd64_flush_mid(q, _GX_CHUNK)
-                k = 0
-            mid &= mid - 1
-        q.km = k
-    if not grad and FG_QUEUE64_VEC and fg_popcount32(tail) >= _GX_QUEUE64_VEC_MIN:
-        _gx_fwd64_many(q, x, y, tail, True)
-    else:
-        k = q.kt
-        while tail:
-            j = fg_ctz32(tail)
-            q.xt[k] = x[j]
-            if grad:
-                q.dt[k] = d[j]
-            q.yt[k] = y + j
-            k += 1
-            if k == _GX_CHUNK:
-                if grad:
-                    _gx_grad64_flush_tail(q, _GX_CHUNK)
-                else:
-                    _gx_fwd64_flush_tail(q, _GX_CHUNK)
-                k = 0
-            tail &= tail - 1
-        q.kt = k
-
-cdef enum:
-    # a chunk without tail inputs and more than this many middle ones evaluates central and middle for
-    # every lane and selects rather than queueing them: past this count, the cheaper of the two (a queued
-    # lane costs about four central ones on top of the central loop)
-    _GX_QUEUE64_MAX = 20
-
-cdef inline void _gx_fwd64_chunk(const double* x, double* y, _GxDefer64* q) noexcept nogil:
-    cdef int j
-    cdef unsigned int tail = fg_far_mask64(x, 4.0)
-    cdef unsigned int far = fg_far_mask64(x, FG_CENTRAL)
-    if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
-        for j in range(_GX_CHUNK):
-            y[j] = sel(fabs(x[j]) <= FG_CENTRAL, _gx_fwd64_central(x[j]),
-                       _gx_fwd64_far_normal(x[j], _gx_T64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
-        return
-    for j in range(_GX_CHUNK):
-        y[j] = _gx_fwd64_central(x[j])
-    _gx_defer64(q, x, NULL, y, far & ~tail, tail, False)
-
-cdef inline void _gx_grad64_chunk(const double* x, const double* d, double* y, _GxDefer64* q) noexcept nogil:
-    cdef double gb[_GX_CHUNK]
-    cdef int j
-    cdef unsigned int tail = fg_far_mask64(x, 4.0)
-    cdef unsigned int far = fg_far_mask64(x, FG_CENTRAL_GRAD)
-    if tail == 0 and fg_popcount32(far) > _GX_QUEUE64_MAX:
-        for j in range(_GX_CHUNK):
-            gb[j] = sel(fabs(x[j]) <= FG_CENTRAL_GRAD, _gx_grad64_central(x[j]),
-                        _gx_grad64_far_normal(x[j], _gx_D64m(fabs(x[j]) - 2.5), _gx_exp_half_sq_normal(x[j])))
-        for j in range(_GX_CHUNK):
-            y[j] = d[j] * gb[j]
-        return
-    for j in range(_GX_CHUNK):
-        y[j] = d[j] * _gx_grad64_central(x[j])
-    _gx_defer64(q, x, d, y, far & ~tail, tail, True)
-
-cdef inline void _gx_fwd64_finish(_GxDefer64* q) noexcept nogil:
-    if q.km:
-        _gx_pad64(q.xm, q.dm, q.km, 2.0)
-        _gx_fwd64_flush_mid(q, q.km)
-    if q.kt:
-        _gx_pad64(q.xt, q.dt, q.kt, 5.0)
-        _gx_fwd64_flush_tail(q, q.kt)
-
-cdef inline void _gx_grad64_finish(_GxDefer64* q) noexcept nogil:
-    if q.km:
-        _gx_pad64(q.xm, q.dm, q.km, 2.0)
-        _gx_grad64_flush_mid(q, q.km)
-    if q.kt:
-        _gx_pad64(q.xt, q.dt, q.kt, 5.0)
-        _gx_grad64_flush_tail(q, q.kt)
+cdef inline double _gx_grad64_far_normal(double x, double d, double e) noexcept nogil:
+    cdef double g = e * d
+    return sel(x < 0, g, 1.0 - g)

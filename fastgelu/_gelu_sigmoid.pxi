@@ -3,7 +3,7 @@
 # Both are x*sigma(w(x)) with sigma(w) = 1/(1+exp(-w)):
 #   tanh    : 0.5x(1+tanh u) = x*sigma(2u),  w = 2*sqrt(2/pi)*(x + 0.044715x^3),  w' = 2*sqrt(2/pi)*(1 + 3*0.044715x^2)
 #   sigmoid : w = 1.702x,  w' = 1.702
-# so one generic body (_xsig / _xsig_grad / their blocks) is instantiated per variant through the fused
+# so one generic body (_xsig_block / _xsig_grad_block and what they call) is instantiated per variant through the fused
 # type `xsig` over the variant tags VTanh and VSigmoid (a NULL pointer to one is passed): Cython specializes at compile
 # time, so every instantiation is straight-line code whatever gcc decides to inline.  The tag only
 # selects how w and w' are formed (_w_d, _w_dd, _dw) and the clamp.
@@ -19,18 +19,18 @@
 #   vectors for the forward and the gradient. z = |w| log2(e) as a float pair (constants as hi + lo, x^2 and
 #   products split by FMA: exp's argument must be right to ~2^-26 absolute up to |w| ~ 104), 2^-z = 2^-m 2^f with
 #   a degree-6 polynomial, and every quotient by 1 + T or (1 + T)^2 corrected through its FMA remainder (so the
-#   reciprocal may be vrcp14ps/vrcpps/vrecpe: no division), leaving T's error (~0.7 ulp) and one rounding. All
-#   inputs (docs/accuracy.md): forward 1.598 ulp (tanh; the AVX2 build 1.782), 1.639 (sigmoid); gradient 1.652,
-#   1.651.
+#   reciprocal may be vrcp14ps/vrcpps/vrecpe: no division), leaving T's error (~0.7 ulp) and one rounding:
+#   within 2 ULP (src/fg_xsig_f32.h states the method; the measured maxima: docs/accuracy.md).
 # float32 otherwise: the baseline build (no FMA) computes both in double; an FMA build made with
 #   FASTGELU_F32_FWD=0 runs the forward as scalar float32 code (_xsig32: the same method, auto-vectorized,
-#   with a division) and the gradient in double.  The double evaluation: w in plain double (rel. error ~2^-51, and |w| < 2^7 where results are nonzero, so exp's
-#   argument is off by < 2^-44 absolute), exp_fast (2^-27.7): total < 0.6 ulp.
+#   with a division) and the gradient in double.  The double evaluation: w in plain double (rel. error
+#   ~2^-51, and |w| < 2^7 where results are nonzero, so exp's argument is off by < 2^-44 absolute), exp_fast
+#   (2^-27.7): total < 0.6 ulp.
 # float64: w in double-double (exp's argument needs ~2^-63 relative: 1.702 and 0.044715 are not doubles,
 #   x^3 is not exact) and exp_dd.  In the negative tail exp(w) is computed scaled by 2^_S so that it stays
 #   normal until the final multiply: x*exp(w) is rounded once even when the result is subnormal.
 
-ctypedef fused xsig:      # the two variants of this family, by their tags (_variants.pxi)
+ctypedef fused xsig:      # the two variants of this family, by their tags (_lists.pxi)
     VTanh
     VSigmoid
 
@@ -111,8 +111,8 @@ cdef inline double _fin64(double x, double T, xsig* v) noexcept nogil:
 
 cdef inline dd_t _p64(double xa, xsig* v) noexcept nogil:
     # |x| w'(|x|) as hi + lo. In the negative tail the gradient is ~ -sigma * p, so p's error is the
-    # result's: without FMA, plain double (5 roundings) reached 5 ulp at x = -6.825, so p is carried in
-    # double-double there; with FMA plain double keeps 4 ulp, and double-double cost speed for nothing.
+    # result's: without FMA, plain double takes five roundings, so p is carried in double-double there; with
+    # FMA plain double is accurate enough (both measured: docs/design/cython-kernels.md).
     cdef dd_t q
     if FG_HAVE_FMA:
         if xsig is VTanh:
@@ -214,47 +214,27 @@ cdef inline float _xsig32(float x, xsig* v) noexcept nogil:
     # beyond L, and at +-0, the result is x itself
     return sel32((x > L) | (x == 0), x, y)
 
-cdef inline real _xsig(real x, xsig* v) noexcept nogil:
+cdef inline float _xsig_scalar32(float x, xsig* v) noexcept nogil:
+    """float32 forward of the builds without SIMD kernels (_xsig_block)."""
     cdef double xd = x
     cdef double xa, T
-    cdef float r
-    if real is float and FG_F32_SIMD:               # the bits of the block function
-        if xsig is VTanh:
-            fg_f_tanh_block(&x, &r, 1)
-        else:
-            fg_f_sig_block(&x, &r, 1)
-        return r
-    elif real is float and FG_HAVE_FMA:
+    if FG_HAVE_FMA:
         return _xsig32(x, v)
-    elif real is float:
-        # without FMA the float32 quotient above cannot be corrected: computed in double
-        xa = _absclamp(xd, _L32(v))
-        T = exp_fast_unclamped(-_w_d(xa, v))        # exp(-|w|)
-        return <real>(sel(xd >= 0.0, xd, -(xa * T)) / (1.0 + T))
-    else:
-        return _fin64(xd, _mexp64(xd, v), v)
+    # without FMA the float32 quotient of _xsig32 cannot be corrected: computed in double
+    xa = _absclamp(xd, _L32(v))
+    T = exp_fast_unclamped(-_w_d(xa, v))        # exp(-|w|)
+    return <float>(sel(xd >= 0.0, xd, -(xa * T)) / (1.0 + T))
 
-cdef inline real _xsig_grad(real x, real dy, xsig* v) noexcept nogil:
+cdef inline float _xsig_grad_scalar32(float x, float dy, xsig* v) noexcept nogil:
+    """float32 gradient of the builds without SIMD kernels (_xsig_grad_block), in double."""
     cdef double xd = x
-    cdef double xa, T, s, q
-    cdef bint pos
-    cdef float r
-    if real is float and FG_F32_SIMD:               # the bits of the block function
-        if xsig is VTanh:
-            fg_f_tanh_grad_block(&x, &dy, &r, 1)
-        else:
-            fg_f_sig_grad_block(&x, &dy, &r, 1)
-        return r
-    elif real is float:
-        xa = _absclamp(xd, _L32(v))
-        T = exp_fast_unclamped(-_w_d(xa, v))
-        s = 1.0 / (1.0 + T)
-        q = xa * _dw(xa, v) * s
-        pos = xd >= 0.0
-        # x = -inf: GELU' is 0 itself (the clamped x would make it tiny and nonzero: inf * it is NaN, not -inf)
-        return <real>(dy * sel(xd == -INFINITY, 0.0, sel(pos, s, T * s) * (1.0 + sel(pos, q * T, -q))))
-    else:
-        return grad_times64(dy, _fin64_grad(xd, _mexp64(xd, v), v), xd)
+    cdef double xa = _absclamp(xd, _L32(v))
+    cdef double T = exp_fast_unclamped(-_w_d(xa, v))
+    cdef double s = 1.0 / (1.0 + T)
+    cdef double q = xa * _dw(xa, v) * s
+    cdef bint pos = xd >= 0.0
+    # x = -inf: GELU' is 0 itself (the clamped x would make it tiny and nonzero: inf * it is NaN, not -inf)
+    return <float>(dy * sel(xd == -INFINITY, 0.0, sel(pos, s, T * s) * (1.0 + sel(pos, q * T, -q))))
 
 cdef enum:
     _CH = 64        # float64 chunk: three short loops over local arrays, each small enough to be inlined
@@ -270,7 +250,7 @@ cdef inline void _xsig_block(const real* x, real* y, Py_ssize_t n, xsig* v) noex
             fg_f_sig_block(x, y, n)
     elif real is float:
         for i in range(n):
-            y[i] = _xsig(x[i], v)
+            y[i] = _xsig_scalar32(x[i], v)
     else:
         c = 0
         while c < n:
@@ -291,7 +271,7 @@ cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssi
             fg_f_sig_grad_block(x, dy, y, n)
     elif real is float:
         for i in range(n):
-            y[i] = _xsig_grad(x[i], dy[i], v)
+            y[i] = _xsig_grad_scalar32(x[i], dy[i], v)
     else:
         c = 0
         while c < n:
@@ -302,27 +282,23 @@ cdef inline void _xsig_grad_block(const real* x, const real* dy, real* y, Py_ssi
                 y[c + i] = grad_times64(dy[c + i], _fin64_grad(x[c + i], T[i], v), x[c + i])
             c = c + _CH
 
-# ---- the interface the loops call -------------------------------------------------------------------
-cdef inline real gelu_tanh(real x) noexcept nogil:
-    return _xsig(x, <VTanh*>NULL)
-
-cdef inline real gelu_tanh_grad(real x, real dy) noexcept nogil:
-    return _xsig_grad(x, dy, <VTanh*>NULL)
-
+# ---- the interface the loops call (_lists.pxi dispatches to it) ---------------------------------------
 cdef inline void gelu_tanh_block(const real* x, real* y, Py_ssize_t n) noexcept nogil:
     _xsig_block(x, y, n, <VTanh*>NULL)
 
 cdef inline void gelu_tanh_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n) noexcept nogil:
     _xsig_grad_block(x, dy, y, n, <VTanh*>NULL)
 
-cdef inline real gelu_sigmoid(real x) noexcept nogil:
-    return _xsig(x, <VSigmoid*>NULL)
-
-cdef inline real gelu_sigmoid_grad(real x, real dy) noexcept nogil:
-    return _xsig_grad(x, dy, <VSigmoid*>NULL)
-
 cdef inline void gelu_sigmoid_block(const real* x, real* y, Py_ssize_t n) noexcept nogil:
     _xsig_block(x, y, n, <VSigmoid*>NULL)
 
 cdef inline void gelu_sigmoid_grad_block(const real* x, const real* dy, real* y, Py_ssize_t n) noexcept nogil:
     _xsig_grad_block(x, dy, y, n, <VSigmoid*>NULL)
+
+cdef inline Py_ssize_t gelu_tanh_mul_block32(const float* g, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
+                                             int* tiny, int* carry) noexcept nogil:
+    return fg_f_tanh_mul_block(g, u, y, n, lost, tiny, carry)
+
+cdef inline Py_ssize_t gelu_sigmoid_mul_block32(const float* g, const float* u, float* y, Py_ssize_t n,
+                                                Py_ssize_t* lost, int* tiny, int* carry) noexcept nogil:
+    return fg_f_sig_mul_block(g, u, y, n, lost, tiny, carry)

@@ -1,14 +1,15 @@
-# The body of every kernel module. setup.py compiles it once per ISA level through tiny stubs
-# (_kernels_generic.pyx, _kernels_avx2.pyx, _kernels_avx512.pyx) that only `include` this file, so the
-# math and the loops exist once and the compiler vectorizes them for each instruction set.
+# The body of every kernel module. setup.py compiles it once per ISA of _lists.py through the stubs it
+# writes (_kernels_<isa>.pyx) that only `include` this file, so the math and the loops exist once and the
+# compiler vectorizes them for each instruction set.
 # docs/architecture.md draws the layers and says where to change what. From the bottom:
 #   _c.pxd             every C header of src/ declared once (the C: SIMD primitives per ISA, the float32
 #                      kernels, constants, lane masks, FP environment, thread clock, 16-bit conversions, CPU)
-#   _variants.pxi      the variants, listed once: names, C codes, compile-time tags
+#   _lists.pxi         generated from _lists.py (_lists.pxi.in): the forms' codes, tags and dispatch; dtype codes
 #   _fp.pxi            floating-point primitives (error-free products, exp of a double-double argument)
-#   _gelu_exact.pxi    x*Phi(x) and its gradient             -- scalar + contiguous-block functions
-#   _gelu_exact64.pxi  (included by it) its float64 chunks: lanes queued by piece
-#   _gelu_sigmoid.pxi  the tanh and sigmoid approximations   -- same interface
+#   _gelu_exact*.pxi   x*Phi(x) and its gradient: the design (_gelu_exact.pxi), the polynomials (_coeffs),
+#                      float32 in double and float64 lane by lane (32, 64), deferred lanes (_queue32,
+#                      _queue64) and the block functions (_blocks)
+#   _gelu_sigmoid.pxi  the tanh and sigmoid approximations   -- the same block-function interface
 #   _threads_policy.pxi  how many threads a call uses (load cap, back-off) and its Python hooks
 #   _storage.pxi       the dtypes: codes, loads and stores, the 16-bit forward tables
 #   _overlap.pxi       operands that share memory
@@ -16,7 +17,7 @@
 #   _gated.pxi         one thread's piece of gelu*_mul/gelu*_mul_grad
 #   _bias.pxi          one thread's piece of gelu(x + b), and its Python entry (_bias_call)
 #   _driver.pxi        the one parallel region: a call cut into pieces across the team
-#   _ufuncs.pxi        the ufunc objects
+#   _ufuncs.pxi        generated from _lists.py (_ufuncs.pxi.in): the ufunc objects
 
 from fastgelu._c cimport *
 cimport numpy as cnp
@@ -29,9 +30,15 @@ ctypedef fused real:
     float
     double
 
-include "_variants.pxi"
+include "_lists.pxi"
 include "_fp.pxi"
 include "_gelu_exact.pxi"
+include "_gelu_exact_coeffs.pxi"
+include "_gelu_exact32.pxi"
+include "_gelu_exact64.pxi"
+include "_gelu_exact_queue32.pxi"
+include "_gelu_exact_queue64.pxi"
+include "_gelu_exact_blocks.pxi"
 include "_gelu_sigmoid.pxi"
 include "_threads_policy.pxi"
 include "_storage.pxi"

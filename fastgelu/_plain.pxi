@@ -4,29 +4,12 @@
 # same bits; a 16-bit forward is a table lookup.
 
 
-cdef inline void fwd_block(const real* x, real* y, npy_intp n, variant* v) noexcept nogil:
-    if variant is VNone:
-        gelu_none_block(x, y, n)
-    elif variant is VTanh:
-        gelu_tanh_block(x, y, n)
-    else:
-        gelu_sigmoid_block(x, y, n)
-
-cdef inline void grad_block(const real* x, const real* dy, real* y, npy_intp n, variant* v) noexcept nogil:
-    if variant is VNone:
-        gelu_none_grad_block(x, dy, y, n)
-    elif variant is VTanh:
-        gelu_tanh_grad_block(x, dy, y, n)
-    else:
-        gelu_sigmoid_grad_block(x, dy, y, n)
-
-
 cdef inline void fwd_piece(char* px, char* py, npy_intp sx, npy_intp sy, npy_intp n,
                            stored* r, variant* v) noexcept nogil:
     cdef npy_intp c, m
     cdef float fb[CHUNK]
     cdef double db[CHUNK]
-    cdef float fo[CHUNK]          # separate output buffers: blocks run faster out of place than in place
+    cdef float fo[CHUNK]          # separate output buffers: in place, a block copies its input first
     cdef double dbo[CHUNK]
     cdef const unsigned short* tab
     if (stored is float or stored is double) and sx == sizeof(stored) and sy == sizeof(stored):

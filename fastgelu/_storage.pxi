@@ -1,5 +1,5 @@
 # Storage types: how each dtype is loaded into the float32/float64 buffers the block functions compute on, and
-# stored back. The dtype codes below are the one list of them (exported as DTYPE_CODES for fastgelu._api).
+# stored back (the dtypes' list and codes: _lists.py, as DT_* and DTYPE_CODES in _lists.pxi).
 
 
 # float16 and bfloat16 are stored as 16 bits and computed in float32, rounded once to nearest-even on the way
@@ -17,20 +17,11 @@ ctypedef fused stored:
     BFloat
 
 
-cdef enum:
-    DT_FLOAT16 = 0
-    DT_FLOAT32 = 1
-    DT_FLOAT64 = 2
-    DT_BFLOAT16 = 3
-
-DTYPE_CODES = {"float16": DT_FLOAT16, "float32": DT_FLOAT32, "float64": DT_FLOAT64, "bfloat16": DT_BFLOAT16}
-
-
 # Strided, broadcast and 16-bit data are gathered into a stack buffer of this many elements, computed by the
 # same block function as contiguous data (so every path gives the same bits), and scattered back.
 cdef enum:
     CHUNK = 2048    # not less: the exact double path's deferred lanes are flushed at the end of every buffer
-                    # (_gelu_exact.pxi; 256 cost float16 a third of its speed); 72 KiB of stack at most
+                    # (_gelu_exact_queue32.pxi; docs/design/cython-kernels.md); 72 KiB of stack at most
 
 
 cdef inline void load(const char* p, npy_intp s, npy_intp m, stored* r, float* fb, double* db) noexcept nogil:
@@ -83,9 +74,8 @@ cdef inline void store(char* p, npy_intp s, npy_intp m, stored* r, const float* 
 # entry is the correctly rounded result; through float32 a few inputs near a rounding boundary were not);
 # a call is then one lookup per element.
 # Contiguous runs look up 8 elements into registers before storing any: with loads and stores interleaved
-# the compiler must assume a store may change the table or the input, and the lookups serialize. (A vector
-# gather was no faster in the AVX2 build, and gathers are several times slower on CPUs with Intel's Downfall
-# microcode fix; docs/performance.md has the figures.)
+# the compiler must assume a store may change the table or the input, and the lookups serialize. No vector
+# gather: gathers are slow on CPUs with Intel's Downfall (GDS) microcode fix (docs/design/cython-kernels.md).
 
 cdef unsigned short _fwd16_table[V_COUNT][2][65536]    # [variant][0 float16, 1 bfloat16][input bits]
 

@@ -173,4 +173,17 @@ class GeGLU(torch.nn.Module):
         return f"approximate={self.approximate!r}" + (f", dim={self.dim}" if self.dim != -1 else "")
 
 
-from ._torch_patch import patch, unpatch, PatchedGELU, PatchReport  # noqa: E402  (model patching)
+_PATCHING = ("patch", "unpatch", "PatchedGELU", "PatchReport")
+
+
+def __getattr__(name):
+    # model patching (fastgelu._torch_patch) builds on this module: it loads on first use, so that importing
+    # either module never finds the other half-initialized
+    if name in _PATCHING:
+        from . import _torch_patch
+        return getattr(_torch_patch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_PATCHING])

@@ -5,10 +5,9 @@ with loops for float16, float32, float64 and (with ml_dtypes) bfloat16. They tak
 where, casting, dtype, ...) and dispatch through __array_ufunc__ (dask, xarray)."""
 from ._dispatch import BFLOAT16
 from ._dispatch import load as _load
+from ._lists import KINDS as _KINDS, VARIANTS as _VARIANTS, ufunc_name as _name
 
 ISA, _kernels = _load()
 
-__all__ = ["gelu", "gelu_tanh", "gelu_sigmoid", "gelu_grad", "gelu_tanh_grad", "gelu_sigmoid_grad",
-           "gelu_mul", "gelu_tanh_mul", "gelu_sigmoid_mul", "gelu_mul_grad", "gelu_tanh_mul_grad",
-           "gelu_sigmoid_mul_grad"]
+__all__ = [_name(v, kind[0]) for kind in _KINDS for v in _VARIANTS]
 globals().update({name: _kernels.UFUNCS[name] for name in __all__})

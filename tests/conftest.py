@@ -71,3 +71,21 @@ def uf(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261122)
+
+
+@pytest.fixture
+def fed_policy():
+    """The kernel module with its threading policy reset and fed only by the test: no load samples from this
+    machine (a busy test machine would cap the team), a team of 2 even on a 1-CPU machine; all restored after."""
+    import fastgelu
+    k = fastgelu.ufuncs._kernels
+    if not fastgelu.get_config()["openmp"]:
+        pytest.skip("built without OpenMP")
+    before = fastgelu.get_num_threads()
+    k._load_source(None)
+    k._backoff(adaptive=True, reset=True, cpus=(0, 0))
+    fastgelu.set_num_threads(2)
+    yield k
+    k._load_source()
+    k._backoff(adaptive=True, reset=True, cpus=(0, 0))
+    fastgelu.set_num_threads(before)

@@ -1,7 +1,7 @@
 """Bad arguments: TypeError/ValueError naming the argument; `out` untouched whenever a call fails.
 
-Split from the former tests/test_hostile.py; shared helpers live in tests/hostile_common.py.
-Values are compared bit for bit against the same computation on a fresh contiguous copy."""
+Shared helpers: tests/hostile_common.py. Values are compared bit for bit against the same computation on a
+fresh contiguous copy."""
 
 from decimal import Decimal
 from fractions import Fraction
@@ -12,22 +12,9 @@ import pytest
 import fastgelu
 from fastgelu import ufuncs
 
-from hostile_common import (  # noqa: F401
-    APPROX,
-    ENTRIES,
-    ENTRY_IDS,
-    ENTRY_UFUNC,
-    FWD_OF,
-    GRAD,
-    NAMES,
-    UF,
-    assert_same,
-    assert_untouched,
-    dy_sample,
-    sample,
-    sentinel,
-    ucall,
-)
+from hostile_common import (
+    APPROX, ENTRIES, ENTRY_IDS, ENTRY_UFUNC, FWD_OF, GRAD, NAMES, UF, assert_same, assert_untouched, dy_sample,
+    sample, sentinel, ucall)
 
 
 # ======================================================================================================

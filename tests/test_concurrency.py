@@ -1,7 +1,7 @@
 """Concurrency: many Python threads, threadpoolctl, PyTorch's OpenMP, fork after a parallel region.
 
-Split from the former tests/test_hostile.py; shared helpers live in tests/hostile_common.py.
-Values are compared bit for bit against the same computation on a fresh contiguous copy."""
+Shared helpers: tests/hostile_common.py. Values are compared bit for bit against the same computation on a
+fresh contiguous copy."""
 
 import concurrent.futures as cf
 import importlib
@@ -17,20 +17,8 @@ import pytest
 import fastgelu
 from fastgelu import ufuncs
 
-from hostile_common import (  # noqa: F401
-    ENTRIES,
-    ENTRY_IDS,
-    ENTRY_UFUNC,
-    GRAD,
-    ISAS,
-    NAMES,
-    TIMEOUT,
-    assert_same,
-    bits,
-    dy_sample,
-    sample,
-    ucall,
-)
+from hostile_common import (
+    ENTRIES, ENTRY_IDS, ENTRY_UFUNC, GRAD, ISAS, NAMES, TIMEOUT, assert_same, bits, dy_sample, sample, ucall)
 
 
 def _ufs(isa):

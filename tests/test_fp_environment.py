@@ -1,8 +1,8 @@
 """Floating-point environment: no FP warnings for any input; the caller's MXCSR / fenv state
 survives every call.
 
-Split from the former tests/test_hostile.py; shared helpers live in tests/hostile_common.py.
-Values are compared bit for bit against the same computation on a fresh contiguous copy."""
+Shared helpers: tests/hostile_common.py. Values are compared bit for bit against the same computation on a
+fresh contiguous copy."""
 
 import ctypes
 import ctypes.util
@@ -15,24 +15,9 @@ import pytest
 import fastgelu
 from fastgelu import ufuncs
 
-from hostile_common import (  # noqa: F401
-    ALL_FLOATS,
-    ALL_FLOAT_IDS,
-    APPROX,
-    BF16,
-    ENTRIES,
-    ENTRY_IDS,
-    FLOATS,
-    FLOAT_IDS,
-    NAMES,
-    PARALLEL_N,
-    UF,
-    _specials,
-    assert_same,
-    bits,
-    sample,
-    ucall,
-)
+from hostile_common import (
+    ALL_FLOATS, ALL_FLOAT_IDS, APPROX, BF16, ENTRIES, ENTRY_IDS, FLOATS, FLOAT_IDS, NAMES, PARALLEL_N, UF,
+    _specials, assert_same, bits, sample, ucall)
 
 
 # ======================================================================================================

@@ -356,21 +356,10 @@ def test_torch_gradient_of_underflowed_tail_times_inf():
 # ---- the threading policy: a back-off that fed itself ------------------------------------------------------
 
 @pytest.fixture
-def policy():
-    """The kernel module's policy reset and fed only by the test (no load samples from this machine), with a
-    team of 2 allowed even on one CPU."""
-    k = fastgelu.ufuncs._kernels
-    if not fastgelu.get_config()["openmp"]:
-        pytest.skip("built without OpenMP")
-    before = fastgelu.get_num_threads()
-    k._load_source(None)
-    k._backoff(adaptive=True, reset=True, cpus=(0, 0))
-    fastgelu.set_num_threads(2)
-    _team_call(k)                # a first call of a team size is never judged
-    yield k
-    k._load_source()
-    k._backoff(adaptive=True, reset=True, cpus=(0, 0))
-    fastgelu.set_num_threads(before)
+def policy(fed_policy):
+    """The policy fed only by the test (conftest.py), past its first call of a team size (never judged)."""
+    _team_call(fed_policy)
+    return fed_policy
 
 
 def _team_call(k, lag_us=0, piece_us=300, nt=2):

@@ -1,8 +1,8 @@
 """Odd memory: byte-swapped, misaligned, strided, reversed, Fortran, overlapping, 0-d, empty,
 memory-mapped, where=, > 2**31 elements (opt-in: --run-huge): the same bits as the contiguous case.
 
-Split from the former tests/test_hostile.py; shared helpers live in tests/hostile_common.py.
-Values are compared bit for bit against the same computation on a fresh contiguous copy."""
+Shared helpers: tests/hostile_common.py. Values are compared bit for bit against the same computation on a
+fresh contiguous copy."""
 
 import importlib
 
@@ -12,33 +12,10 @@ import pytest
 import fastgelu
 from fastgelu import ufuncs
 
-from hostile_common import (  # noqa: F401
-    ALL_FLOATS,
-    ALL_FLOAT_IDS,
-    APPROX,
-    BF16,
-    ENTRIES,
-    ENTRY_IDS,
-    ENTRY_UFUNC,
-    FLOATS,
-    FLOAT_IDS,
-    GRAD,
-    ISAS,
-    NAMES,
-    PARALLEL_N,
-    SERIAL_MAX,
-    UF,
-    _specials,
-    assert_same,
-    assert_untouched,
-    bits,
-    dy_sample,
-    misaligned,
-    native,
-    sample,
-    sentinel,
-    ucall,
-)
+from hostile_common import (
+    ALL_FLOATS, ALL_FLOAT_IDS, APPROX, BF16, ENTRIES, ENTRY_IDS, ENTRY_UFUNC, FLOATS, FLOAT_IDS, GRAD, ISAS,
+    NAMES, PARALLEL_N, SERIAL_MAX, UF, _specials, assert_same, assert_untouched, bits, dy_sample, misaligned,
+    native, sample, sentinel, ucall)
 
 
 # ======================================================================================================

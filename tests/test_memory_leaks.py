@@ -1,7 +1,7 @@
 """Resources: no memory or thread growth over 10**5 calls of every entry point; in place allocates nothing.
 
-Split from the former tests/test_hostile.py; shared helpers live in tests/hostile_common.py.
-Values are compared bit for bit against the same computation on a fresh contiguous copy."""
+Shared helpers: tests/hostile_common.py. Values are compared bit for bit against the same computation on a
+fresh contiguous copy."""
 
 import gc
 import os
@@ -16,16 +16,7 @@ import pytest
 import fastgelu
 from fastgelu import ufuncs
 
-from hostile_common import (  # noqa: F401
-    ALL_FLOATS,
-    APPROX,
-    ENTRIES,
-    ENTRY_IDS,
-    TIMEOUT,
-    assert_same,
-    dy_sample,
-    sample,
-)
+from hostile_common import ALL_FLOATS, APPROX, ENTRIES, ENTRY_IDS, TIMEOUT, assert_same, dy_sample, sample
 
 
 # ======================================================================================================

@@ -60,7 +60,11 @@ def _build_inputs():
         if path.suffix == ".h":
             todo += [src / n for n in re.findall(r'^#include "([^"]+)"', text, re.M)]
             continue
-        todo += [pkg / n for n in re.findall(r'^include "([^"]+)"', text, re.M)]
+        # a file setup.py renders is read from its template (and _lists.py)
+        todo += [pkg / (n + ".in") if (pkg / (n + ".in")).exists() else pkg / n
+                 for n in re.findall(r'^include "([^"]+)"', text, re.M)]
+        if path.name.endswith(".pxi.in"):
+            todo.append(pkg / "_lists.py")
         todo += [pkg / (m + ".pxd") for m in re.findall(r"^(?:from|cimport) fastgelu\.(\w+)", text, re.M)]
         todo += [src / n for n in re.findall(r'^cdef extern from "(fg_[^"]+)"', text, re.M)]
     missing = [p for p in seen if not p.exists()]

@@ -70,22 +70,11 @@ def test_config_keys():
 # ---- the threading policy in _threads_policy.pxi: load cap and back-off, driven by recorded traces ----------------
 
 @pytest.fixture
-def kernels():
-    """The kernel module with its policy reset, fed only by the test: no load samples from the real machine
-    (a busy test machine would cap the team), a team of 2 even on a 1-CPU machine."""
-    k = fastgelu.ufuncs._kernels
-    if not fastgelu.get_config()["openmp"]:
-        pytest.skip("built without OpenMP")
-    before = fastgelu.get_num_threads()
-    k._load_source(None)
-    k._backoff(adaptive=True, reset=True, cpus=(0, 0))
-    fastgelu.set_num_threads(2)
-    on_time(k)                   # its first call (not judged: see test_first_call_of_a_team_size...)
-    k._backoff(reset=True)       # (forgets that call's team as idle workers: see test_own_idle_workers...)
-    yield k
-    k._load_source()
-    k._backoff(adaptive=True, reset=True, cpus=(0, 0))
-    fastgelu.set_num_threads(before)
+def kernels(fed_policy):
+    """The policy fed only by the test (conftest.py), past its first call of a team size."""
+    on_time(fed_policy)          # its first call (not judged: see test_first_call_of_a_team_size...)
+    fed_policy._backoff(reset=True)   # (forgets that call's team as idle workers: see test_own_idle_workers...)
+    return fed_policy
 
 
 def call(k, nt=2, piece_us=300, lag_us=0, spread=1.0):

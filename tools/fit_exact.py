@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive the polynomial coefficients of fastgelu/_gelu_exact.pxi (exact GELU x*Phi(x) and its gradient).
+"""Derive the polynomial coefficients of fastgelu/_gelu_exact_coeffs.pxi (exact GELU x*Phi(x) and its gradient).
 
 Method: weighted minimax (Lawson's iteratively reweighted least squares) in a scaled monomial basis of the
 variable the kernel evaluates, on Chebyshev-distributed nodes; function values from mpmath at 40
@@ -12,7 +12,7 @@ Fits (Phi = standard normal cdf, phi its density, a = |x|, s = x*x):
   tail     R(a) = exp(a^2/2) * Phi(-a) (so Phi(-a) = exp(-a^2/2) R(a)), relative weight
   exp      exp(r) on |r| <= ln2/2, relative weight
 Run: python tools/fit_exact.py            (prints Cython constant blocks + achieved errors)
-     python tools/fit_exact.py --write fastgelu/_gelu_exact.pxi [--reemit]
+     python tools/fit_exact.py --write fastgelu/_gelu_exact_coeffs.pxi [--reemit]
 The float32 polynomials are emitted as E(s^2) + s*O(s^2) (two short chains), the float64 ones as Horner
 for their first terms around that split of the rest (LEAD64).
 """

@@ -11,6 +11,7 @@ sweep checks the same functions; this is the quick loop for changing them (no pa
 import ctypes
 import hashlib
 import os
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -18,8 +19,8 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FLAGS = {"avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma"],
-         "avx2": ["-mavx2", "-mfma"]}
+# the package's own flags per build (fastgelu/_lists.py, read alone: the package need not be built)
+FLAGS = runpy.run_path(os.path.join(os.path.dirname(HERE), "fastgelu", "_lists.py"))["ISAS"]
 
 
 SRC = os.path.join(HERE, "..", "fastgelu", "src")
@@ -57,7 +58,7 @@ def lib_path(isa, extra=()):
         for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             if name.endswith(".h"):
                 code += f"/* {d}/{name}: {hashlib.sha1(open(os.path.join(d, name), 'rb').read()).hexdigest()} */\n"
-    tag = hashlib.sha1((isa + " ".join(extra) + code).encode()).hexdigest()[:12]
+    tag = hashlib.sha1((isa + " ".join(FLAGS[isa] + list(extra)) + code).encode()).hexdigest()[:12]
     return os.path.join(tempfile.gettempdir(), f"fastgelu_f32_kernel_{isa}_{tag}.so"), code
 
 

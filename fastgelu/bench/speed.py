@@ -98,8 +98,8 @@ def torch_call(torch, variant, direction, x, dy):
     t, g = as_tensor(torch, x), as_tensor(torch, dy)
     o = torch.empty_like(t)
     if t.dtype == torch.float64:
-        # PyTorch 2.13's float64 GELU runs several times slower until the process's first large float64
-        # elementwise op (cause not found; docs/performance.md, "Measurements behind design choices").  A
+        # PyTorch 2.13's float64 GELU is slow until the process's first large float64 elementwise op (cause
+        # not found; the figures: docs/performance.md, "Measurements behind design choices").  A
         # user's process is long past that, so the comparison is too: one such op right before timing (one
         # at import alone was not always enough)
         torch.neg(t, out=o)
