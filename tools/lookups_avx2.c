@@ -13,7 +13,8 @@
      gcc -O3 -mavx2 -mfma -mf16c -fno-math-errno -I fastgelu/src tools/lookups_avx2.c -o /tmp/lookups -lm
      /tmp/lookups [elements, default 32768] [runs, default 3000] */
 #define FG_F32_FWD 1
-#include "fg_gelu_f32.h"
+#include "fg_fp.h"
+#include "fg_f32_kernels.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ static inline __attribute__((always_inline)) void central2(fg_fv a0, fg_fv a1, f
     static __attribute__((noinline)) void loop_##var(const float* x, float* y, long n) {                   \
         for (long i = 0; i < n; i += 8) {                                                                  \
             fg_fv xv = FG_F_LOADU(x + i);                                                                  \
-            FG_F_STOREU(y + i, FG_F_SUB(FG_F_MAX(FG_F_SET1(-0.0f), xv), central(fg_f_fwd_a(xv, 0), var))); \
+            FG_F_STOREU(y + i, FG_F_SUB(FG_F_MAX(FG_F_SET1(-0.0f), xv), central(fg_f_fwd_a(xv, FG_F_GELU), var))); \
         }                                                                                                  \
     }
 LOOP(PACKAGE)
