@@ -47,26 +47,13 @@ cdef extern from "fg_lanes.h":
     const bint FG_QUEUE64_VEC
     int fg_queue64(double* xq, double** yq, int k, const double* x, double* y, unsigned int mask) noexcept nogil
 
-# ---- fg_f32_kernels.h: the float32 kernels on SIMD vectors, three entry points a form (FG_F32_FORMS) -----
+# ---- fg_f32_kernels.h: the float32 kernels on SIMD vectors ------------------------------------------------
 cdef extern from "fg_f32_kernels.h":
     # Compiled in when FG_F32_FWD is defined (setup.py does unless FASTGELU_F32_FWD=0 at build time) in
     # a build with SIMD primitives (fg_simd.h); FG_F32_SIMD says whether this build has them.
     const bint FG_F32_SIMD
-    void fg_f_gelu_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    void fg_f_gelu_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
-    # y = GELU(x)*u, y apart from x and u; returns the number of tail lanes whose GELU(x) lost its accuracy
-    # before the product, their offsets in lost (room for n), and sets *tiny where lanes <= 2^-30 were met,
-    # which it leaves to the caller; carry: 0 before a piece's first block, then passed on (fg_f_central_seg)
-    Py_ssize_t fg_f_gelu_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
-                                   int* tiny, int* carry) noexcept nogil
-    void fg_f_tanh_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    void fg_f_tanh_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
-    Py_ssize_t fg_f_tanh_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
-                                   int* tiny, int* carry) noexcept nogil
-    void fg_f_sig_block(const float* x, float* y, Py_ssize_t n) noexcept nogil
-    void fg_f_sig_grad_block(const float* x, const float* dy, float* y, Py_ssize_t n) noexcept nogil
-    Py_ssize_t fg_f_sig_mul_block(const float* x, const float* u, float* y, Py_ssize_t n, Py_ssize_t* lost,
-                                  int* tiny, int* carry) noexcept nogil
+    # The entry points, fg_f_<name>_block, _grad_block, _mul_block of each form: _forms.pxi, rendered from
+    # _lists.py's F32_KERNELS.
 
 # ---- fg_xsig.h: the tanh and sigmoid forms' constants (tools/fit_fp.py) ----------------------------------
 cdef extern from "fg_xsig.h":

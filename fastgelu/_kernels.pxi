@@ -6,10 +6,12 @@
 #                      kernels, constants, lane masks, FP environment, thread clock, 16-bit conversions, CPU)
 #   _lists.pxi         generated from _lists.py (_lists.pxi.in): the forms' codes, tags and dispatch; dtype codes
 #   _fp.pxi            floating-point primitives (error-free products, exp of a double-double argument)
-#   _gelu_exact*.pxi   x*Phi(x) and its gradient: the design (_gelu_exact.pxi), the polynomials (_coeffs),
-#                      float32 in double and float64 lane by lane (32, 64), deferred lanes (_queue32,
-#                      _queue64) and the block functions (_blocks)
-#   _gelu_sigmoid.pxi  the tanh and sigmoid approximations   -- the same block-function interface
+#   _forms.pxi         generated from _lists.py (_forms.pxi.in): each form's float32 SIMD entry points, and
+#                      its family file, which defines its block functions (one interface for every form):
+#     _gelu_exact*.pxi   x*Phi(x) and its gradient: the design (_gelu_exact.pxi, which includes the rest),
+#                        the polynomials (_coeffs), float32 in double and float64 lane by lane (32, 64),
+#                        deferred lanes (_queue32, _queue64) and the block functions (_blocks)
+#     _gelu_sigmoid.pxi  the tanh and sigmoid approximations
 #   _threads_policy.pxi  how many threads a call uses (load cap, back-off) and its Python hooks
 #   _storage.pxi       the dtypes: codes, loads and stores, the 16-bit forward tables
 #   _overlap.pxi       operands that share memory
@@ -32,14 +34,7 @@ ctypedef fused real:
 
 include "_lists.pxi"
 include "_fp.pxi"
-include "_gelu_exact.pxi"
-include "_gelu_exact_coeffs.pxi"
-include "_gelu_exact32.pxi"
-include "_gelu_exact64.pxi"
-include "_gelu_exact_queue32.pxi"
-include "_gelu_exact_queue64.pxi"
-include "_gelu_exact_blocks.pxi"
-include "_gelu_sigmoid.pxi"
+include "_forms.pxi"
 include "_threads_policy.pxi"
 include "_storage.pxi"
 include "_overlap.pxi"

@@ -7,6 +7,15 @@ compiled kernels)."""
 # per-form table. A form's ufuncs are named gelu[_form]<suffix> ("none" has no _form).
 VARIANTS = ("none", "tanh", "sigmoid")
 
+# each form's family: the .pxi file that defines its block functions (the names _lists.pxi dispatches to;
+# forms may share one), included by _kernels.pxi through the rendered _forms.pxi
+FAMILIES = {"none": "_gelu_exact.pxi", "tanh": "_gelu_sigmoid.pxi", "sigmoid": "_gelu_sigmoid.pxi"}
+
+# the C name of each form's float32 SIMD kernels, fg_f_<name>_block, _grad_block and _mul_block
+# (fg_f32_kernels.h makes them from its list FG_F32_FORMS); _forms.pxi declares them. A form without an
+# entry here computes float32 in double in its family file.
+F32_KERNELS = {"none": "gelu", "tanh": "tanh", "sigmoid": "sig"}
+
 # ufunc families: (name suffix, the Cython loop that runs it, inputs, outputs)
 KINDS = (("", "fwd_loop", 1, 1),
          ("_grad", "grad_loop", 2, 1),

@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PKG = ROOT / "fastgelu"
 MAX_LINES = 400
 # written by tools (tools/fit_*.py) or setup.py, never by hand: their length is the data's
-GENERATED = {"_gelu_exact_coeffs.pxi", "_lists.pxi", "_ufuncs.pxi", "fg_gelu_f32_tables.h"}
+GENERATED = {"_gelu_exact_coeffs.pxi", "_lists.pxi", "_ufuncs.pxi", "_forms.pxi", "fg_f32_tables.h"}
 
 if not (PKG / "_lists.py").exists():
     pytest.skip("needs the checkout's sources beside the tests", allow_module_level=True)
@@ -100,3 +100,17 @@ def test_every_family_and_form_has_its_ufunc_with_a_loop_per_dtype():
 def test_forms_and_builds_follow_the_lists():
     assert tuple(fastgelu._api.VARIANTS) == _lists.VARIANTS == ufuncs._kernels.VARIANTS
     assert fastgelu._dispatch.ISA_ORDER == tuple(_lists.ISAS)
+
+
+def test_the_float32_kernels_python_declares_are_those_c_makes():
+    """_forms.pxi declares fg_f_<name>_block, _grad_block and _mul_block for each name of _lists.F32_KERNELS;
+    fg_f32_kernels.h makes them for each form of FG_F32_FORMS: one list in each language, the same names in
+    the same order; every form has a family file."""
+    import re
+    text = (PKG / "src" / "fg_f32_fns.h").read_text()
+    body = text[text.index("#define FG_F32_FORMS(X)"):]
+    body = body[:body.index("\n\n")]
+    made = re.findall(r"X\((\w+),", body)
+    assert made == [_lists.F32_KERNELS[v] for v in _lists.VARIANTS if v in _lists.F32_KERNELS]
+    assert set(_lists.FAMILIES) == set(_lists.VARIANTS) >= set(_lists.F32_KERNELS)
+    assert all((PKG / f).exists() for f in _lists.FAMILIES.values())

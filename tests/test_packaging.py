@@ -61,10 +61,14 @@ def _build_inputs():
             todo += [src / n for n in re.findall(r'^#include "([^"]+)"', text, re.M)]
             continue
         # a file setup.py renders is read from its template (and _lists.py)
-        todo += [pkg / (n + ".in") if (pkg / (n + ".in")).exists() else pkg / n
-                 for n in re.findall(r'^include "([^"]+)"', text, re.M)]
+        names = re.findall(r'^include "([^"]+)"', text, re.M)
         if path.name.endswith(".pxi.in"):
             todo.append(pkg / "_lists.py")
+            if "FAMILIES" in text:          # a template that includes the files _lists.py names
+                from fastgelu import _lists
+                names += list(_lists.FAMILIES.values())
+            names = [n for n in names if "{{" not in n]
+        todo += [pkg / (n + ".in") if (pkg / (n + ".in")).exists() else pkg / n for n in names]
         todo += [pkg / (m + ".pxd") for m in re.findall(r"^(?:from|cimport) fastgelu\.(\w+)", text, re.M)]
         todo += [src / n for n in re.findall(r'^cdef extern from "(fg_[^"]+)"', text, re.M)]
     missing = [p for p in seen if not p.exists()]
