@@ -54,9 +54,10 @@ for _ in range(rounds):
         g(x, out=out)
     rates.append(n * reps / (time.perf_counter() - t0) / 1e9)
     s = k._backoff()
-    # per round: Gelem/s, team calls, late calls, load samples that capped, back-off cap, load cap (cumulative)
+    # per round: Gelem/s; team calls, late calls, load samples that capped (since the warm-up); back-off cap,
+    # load cap, and the machine's runnable threads at the last load sample, as the round ended
     log.append((round(rates[-1], 4), s["team_calls"] - s0["team_calls"], s["late_calls"] - s0["late_calls"],
-                s["load_capped"] - s0["load_capped"], s["cap"], s["load_cap"]))
+                s["load_capped"] - s0["load_capped"], s["cap"], s["load_cap"], s["runnable"]))
 print(json.dumps({"rate": sorted(rates)[len(rates) // 2], "calls": reps * rounds, "log": log}))
 """
 ROUNDS = 401    # timed rounds of 4M elements per process (--rounds)
