@@ -15,13 +15,14 @@ Targets (issue 62): the policy >= 0.9x of the caps-off control at 2 threads, in 
 team >= 0.85x of 2 threads with the policy; P x default and P x 8 >= 0.85x of P x 1 thread. 2 threads over
 1 is printed, not judged: these VMs' own 2-thread speed moves in phases (the control shows it).
 
-The processes of one comparison run back to back, in GROUPS groups (1, 2, caps off, 16 threads; then again),
-and a run's figure is the median of the groups' ratios: a shared VM's speed moves in phases of seconds to
-minutes, so processes minutes apart compare two phases, not two thread counts. Each process times ~0.5-1 s
-and takes the median of its rounds, so that one of the VM's short slow phases does not decide it. Each run
-also lists the processes where the policy acted: timed calls that ran on one thread, late calls, load
-samples that capped the team, and whether the load cap or the back-off held the team at the end. The
-measurements behind these choices: docs/threads.md.
+The processes of one comparison run back to back, in --groups groups (1 thread, the policy and its control
+in turn first, 16 threads; then again; 3 groups for the process cases), and a run's figure is the median of
+the groups' ratios: a shared VM's speed moves in phases of seconds to minutes, so processes minutes apart
+compare two phases, not two thread counts. Each process times ~0.5-1 s and takes the median of its rounds,
+so that one of the VM's short slow phases does not decide it. Each run also lists the processes where the
+policy acted (timed calls that ran on one thread, late calls, load samples that capped the team) and those
+timed while other processes used CPU time (/proc/stat: the machine was not quiet then); --trace keeps each
+round's speed and policy state. The measurements behind these choices: docs/threads.md.
 """
 import argparse
 import json
@@ -35,6 +36,12 @@ CHILD = r"""
 import os, sys, time, json
 import numpy as np
 import fastgelu
+
+def cpu_seconds():
+    # CPU time of the whole machine (all but idle and iowait), and of this process
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK"), time.process_time()
 n, sigma, threads, rounds = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[5])
 if threads:
     fastgelu.set_num_threads(threads)
@@ -48,6 +55,7 @@ for _ in range(2):
     g(x, out=out)
 s0 = k._backoff()
 rates, log = [], []
+c0, w0 = cpu_seconds(), time.perf_counter()
 for _ in range(rounds):
     t0 = time.perf_counter()
     for _ in range(reps):
@@ -58,11 +66,16 @@ for _ in range(rounds):
     # load cap, and the machine's runnable threads at the last load sample, as the round ended
     log.append((round(rates[-1], 4), s["team_calls"] - s0["team_calls"], s["late_calls"] - s0["late_calls"],
                 s["load_capped"] - s0["load_capped"], s["cap"], s["load_cap"], s["runnable"]))
-print(json.dumps({"rate": sorted(rates)[len(rates) // 2], "calls": reps * rounds, "log": log}))
+c1 = cpu_seconds()
+# CPUs that other processes kept busy meanwhile (the machine's CPU time less this process's, over the wall time)
+others = max(0.0, (c1[0] - c0[0]) - (c1[1] - c0[1])) / (time.perf_counter() - w0)
+print(json.dumps({"rate": sorted(rates)[len(rates) // 2], "calls": reps * rounds, "others": others, "log": log}))
 """
 ROUNDS = 401    # timed rounds of 4M elements per process (--rounds)
 ACTED = []      # (case, calls on one thread, late calls, capped samples) of each process where the policy acted
+BUSY = []       # (case, CPUs other processes used) of each process during which the machine was not quiet
 TRACE = []      # every process's rounds (--trace)
+QUIET = 0.1     # CPUs other processes may use while a process is timed, for the machine to count as quiet
 
 
 def child(n, sigma, threads, rounds, env=None, policy=True, case=""):
@@ -75,7 +88,9 @@ def child(n, sigma, threads, rounds, env=None, policy=True, case=""):
     serial = got["calls"] - team if threads != 1 else 0
     if policy and (serial or late or capped):
         ACTED.append((case, serial, late, capped))
-    TRACE.append({"case": case, "rate": got["rate"], "log": got["log"]})
+    if got["others"] >= QUIET:
+        BUSY.append((case, round(got["others"], 2)))
+    TRACE.append({"case": case, "rate": got["rate"], "others": got["others"], "log": got["log"]})
     return got["rate"]
 
 
@@ -98,16 +113,21 @@ def aggregate(p, threads, env=None):
                 os.environ[key] = value
 
 
-def one_run(groups, rounds):
+def one_run(groups, process_groups, rounds):
     """{case: figures} and whether every target was met."""
     res, ok = {}, True
     for n in (1 << 18, 1 << 22):
         for sigma in (1.0, 3.0):
             case, rows = f"{n >> 10}K s{sigma:g}", []
-            for _ in range(groups):
+            for g in range(groups):
                 one = child(n, sigma, 1, rounds, case=f"{case} 1")
-                two = child(n, sigma, 2, rounds, case=f"{case} 2")
-                off = child(n, sigma, 2, rounds, policy=False, case=f"{case} 2 caps off")
+                # the policy and its control next to each other, in turn first, so that a drift of the
+                # machine within a group does not favour either
+                for policy in ((True, False) if g % 2 == 0 else (False, True)):
+                    if policy:
+                        two = child(n, sigma, 2, rounds, case=f"{case} 2")
+                    else:
+                        off = child(n, sigma, 2, rounds, policy=False, case=f"{case} 2 caps off")
                 team = child(n, sigma, 0, rounds, {"OMP_NUM_THREADS": "16"}, case=f"{case} 16")
                 rows.append((one, two, off, team, two / one, off / one, two / off, team / two))
             one, two, off, team, r2, roff, rpol, r16 = (median(c) for c in zip(*rows))
@@ -116,7 +136,7 @@ def one_run(groups, rounds):
                              rpol_groups=[r[6] for r in rows])
     for p in (2, 4, 8):
         rows = []
-        for _ in range(groups):
+        for _ in range(process_groups):
             a1 = aggregate(p, 1)
             ad = aggregate(p, 0)
             a8 = aggregate(p, 0, {"OMP_NUM_THREADS": "8"})
@@ -144,7 +164,8 @@ def report(res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--groups", type=int, default=3, help="back-to-back process groups per comparison")
+    ap.add_argument("--groups", type=int, default=5, help="back-to-back process groups per thread comparison")
+    ap.add_argument("--process-groups", type=int, default=3, help="groups per comparison of P processes")
     ap.add_argument("--rounds", type=int, default=ROUNDS, help="timed rounds of 4M elements per process")
     ap.add_argument("--trace", help="append every process's rounds to this file (JSON lines, one per run)")
     a = ap.parse_args()
@@ -152,14 +173,16 @@ def main():
     passed = 0
     for k in range(a.runs):
         ACTED.clear()
+        BUSY.clear()
         TRACE.clear()
-        res, ok = one_run(a.groups, a.rounds)
+        res, ok = one_run(a.groups, a.process_groups, a.rounds)
         passed += ok
         print(f"run {k + 1}: {'PASS' if ok else 'FAIL'}")
         print("\n".join(report(res)))
         print("  processes where the policy acted (case, timed calls on one thread of "
               f"{a.rounds * 16} at 256K / {a.rounds} at 4M, late calls, load samples that "
               f"capped): {ACTED or 'none'}")
+        print(f"  processes timed while other processes used >= {QUIET} CPUs (case, CPUs): {BUSY or 'none'}")
         if a.trace:
             with open(a.trace, "a") as f:
                 f.write(json.dumps({"run": k + 1, "results": res, "processes": TRACE}) + "\n")
