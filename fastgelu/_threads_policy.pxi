@@ -249,8 +249,9 @@ cdef inline void team_account(int nt, long long lag, long long piece, long long 
     # Fewer threads would have been faster: more time lost to late workers than the team has saved lately
     # (up to CREDIT_NS), in two late calls at least -- one is an interrupt, a daemon waking up, a vCPU the
     # host ran something else on; a VM's short slow phases cost a team less than it saves. The evidence is
-    # spent: the team that tries again after the back-off (or the halved one) must lose anew -- on a VM that
-    # halts idle vCPUs the first calls after a pause start late whether or not anything competes
+    # spent: the team that tries again after the back-off (or the halved one) must lose anew, in two late
+    # calls -- one late call after a back-off is no more evidence than one before it, and judged alone it
+    # backed off again, twice as long, with no team calls left to show the machine had gone quiet
     _loss = _late_run = 0
     if _backoff_cap > 0 and now < _backoff_until:
         _backoff_cap = _backoff_cap // 2 if _backoff_cap > 1 else 1   # the halved team lost too

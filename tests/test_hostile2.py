@@ -387,7 +387,7 @@ def test_probe_after_serial_calls_is_a_wake_up_not_a_verdict(policy):
     late by the worker's wake-up alone -- and while back-off memory lasts one late call backs off again,
     twice as long, without a single team call on time in between to clear the memory. The probe after
     serial calls is now a wake-up call (not judged, like the first call of a team size); the calls after it
-    decide, from an even account (issue 62: on these VMs the call right after a wake-up is often late too)."""
+    decide, from an even account (issue 62): two late calls back off again, as anywhere else."""
     import time
     k = policy
     _team_call(k, lag_us=WAKE_US)
