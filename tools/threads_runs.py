@@ -8,8 +8,8 @@ Per run, the float32 exact forward, out of place, 256K and 4M elements of randn*
 (median of ROUNDS timed rounds of 4M elements after two warm-up calls) in a fresh process each: 1 thread;
 2 threads with the policy; 2 threads with both of the policy's caps off (`_backoff(adaptive=False)`: the
 control, what the machine gives a team of two in the same minute); a 16-thread team (OMP_NUM_THREADS=16,
-fastgelu's default count then). Then P = 2, 4, 8 spawned processes at once (fastgelu._contention.aggregate)
-at 1 thread each, at default threads, and with OMP_NUM_THREADS=8 in each.
+fastgelu's default count then). Then P = 2, 4, 8 spawned processes at once
+(fastgelu.bench.contention.aggregate) at 1 thread each, at default threads, and with OMP_NUM_THREADS=8 in each.
 
 Targets (issue 62): the policy >= 0.9x of the caps-off control at 2 threads, in every case; the 16-thread
 team >= 0.85x of 2 threads with the policy; P x default and P x 8 >= 0.85x of P x 1 thread. 2 threads over
@@ -99,12 +99,12 @@ def median(values):
 
 
 def aggregate(p, threads, env=None):
-    """fastgelu._contention.aggregate with `env` in its spawned processes' environment."""
-    from fastgelu import _contention
+    """fastgelu.bench.contention.aggregate with `env` in its spawned processes' environment."""
+    from fastgelu.bench import contention
     saved = {key: os.environ.get(key) for key in (env or {})}
     os.environ.update(env or {})
     try:
-        return _contention.aggregate(p, threads, seconds=1.0)
+        return contention.aggregate(p, threads, seconds=1.0)
     finally:
         for key, value in saved.items():
             if value is None:
