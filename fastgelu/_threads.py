@@ -134,6 +134,6 @@ def explain(state):
         return (f"{load}: the machine is busy ({state['runnable']} runnable threads on {state['online']} CPUs "
                 f"at the last sample, {state['usable']} usable here); otherwise {nt} from {why}")
     if 0 < state["cap"] < nt:
-        return (f"{state['cap']}: backing off for {state['remaining_s']:.2f} s more, parallel calls ran late "
-                f"(workers started behind the call); otherwise {nt} from {why}")
+        return (f"{state['cap']}: backing off for {state['remaining_s']:.2f} s more, parallel calls lost more "
+                f"to late workers than their teams saved; otherwise {nt} from {why}")
     return f"{nt}: {why}"

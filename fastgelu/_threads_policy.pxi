@@ -29,14 +29,19 @@
 #
 # Back-off. Where the count cannot see the contention (a hypervisor's other guests; a worker asleep so long
 # that waking it costs more than its piece, as on a VM that halts idle vCPUs), the call's own timing
-# does: a worker that started its piece more than half a piece (plus LATE_SLACK_NS) after the call began
-# made the team slower than fewer threads. Start times do not depend on the data, so pieces of uneven work
-# (wide inputs, sorted inputs, memory-bound pieces) are never late. After two late calls in a row (one
-# while calls were late recently) calls use half the threads for BACKOFF_MIN_NS, doubling while it
-# persists up to BACKOFF_MAX_NS, then one call tries the whole team again.
+# does. Half the team would have run a call in two mean pieces; this team took its latest worker's start
+# plus one. So each call lost (lateness - mean piece) against half the team, or saved that much, and the
+# policy keeps the account of the recent calls, their savings and losses each counted up to CREDIT_NS.
+# Start times do not depend on the data, so pieces of uneven work (wide inputs, sorted inputs,
+# memory-bound pieces) never count as lateness. Calls use half the threads only on evidence that fewer
+# would have been faster: a late call (one that lost) that leaves the account in loss, after another since
+# it was last even -- not a late start alone, which on a shared VM comes and goes while a team still
+# runs well ahead of one thread. The back-off lasts BACKOFF_MIN_NS, twice as long each time it recurs
+# within its own length of the last one, up to BACKOFF_MAX_NS; then the whole team tries again (its first
+# call not judged: its workers were asleep) with an even account: it backs off again only if it loses anew.
 
-# Below this many elements a call runs on the calling thread: waking the OpenMP team costs about as much
-# as computing ~4K elements (tools/measure_threshold.py; docs/performance.md has the figures).
+# Below this many elements a call runs on the calling thread: waking the OpenMP team costs more than a
+# small call saves by it (tools/measure_threshold.py finds the size; docs/threads.md has its figures).
 cdef npy_intp PARALLEL_MIN = 8192
 cdef int _user_threads = 0        # set_num_threads(); 0 = follow OpenMP (OMP_NUM_THREADS, threadpoolctl)
 cdef int _omp_default = 0         # OpenMP's limit for a thread nobody limited (read at import)
@@ -68,19 +73,22 @@ cdef long long _host_until = 0               # the calling thread) that may stil
 
 # back-off
 cdef long long BACKOFF_MIN_NS = 100000000    # 100 ms
-cdef long long BACKOFF_MAX_NS = 1000000000   # 1 s: on a still-busy machine, one late call a second
+cdef long long BACKOFF_MAX_NS = 1000000000   # 1 s: on a still-busy machine, one probe a second
 cdef long long LATE_SLACK_NS = 50000         # lateness below 50 us is noise, whatever the piece size
+cdef long long CREDIT_NS = 20000000          # the most a team's savings (and its losses) count: 20 ms
+cdef long long QUIET_NS = 2000000000         # 2 s without a late call: a loss so old says nothing of now
 cdef int _backoff_cap = 0                    # threads allowed while backing off; 0 = no cap
 cdef long long _backoff_until = 0            # fg_now_ns() when the cap ends
-cdef long long _backoff_ns = 0               # length of the last back-off (doubles while late)
-cdef long long QUIET_NS = 2000000000         # 2 s without a late call: start again from BACKOFF_MIN_NS
-cdef int QUIET_CALLS = 32                    # or this many team calls on time in a row (fast calls on a VM
-                                             # meet lone late ones often enough that the 2 s alone kept one
-                                             # back-off feeding the next forever; docs/threads.md)
-cdef int _on_time = 0                        # team calls on time since the last late one
-cdef int _strikes = 0                        # late calls in a row
+cdef long long _backoff_ns = 0               # length of the last back-off (doubles while it recurs)
+cdef long long _loss = 0                     # the team's time lost against half the team, net of what it
+                                             # saved, over its recent judged calls (-CREDIT_NS..CREDIT_NS)
+cdef int _late_run = 0                       # late calls since _loss was last <= 0
+cdef int _loss_nt = 0                        # the team size _loss is about
 cdef long long _last_late = 0                # fg_now_ns() of the last late call
 cdef long long _late_calls = 0, _team_calls = 0
+cdef int _calls[32][5]                       # the last 32 team calls: lateness, mean piece, loss after
+                                             # (us), back-off cap after, judged
+cdef long long _reported = 0
 cdef int _judged_nt = 0                      # team size of the last parallel call (see team_report)
 
 
@@ -143,8 +151,8 @@ cdef inline int threads_for(npy_intp n, fg_team* team) noexcept nogil:
         # a call large enough for a team runs on the calling thread (the caps, set_num_threads(1)): the team's
         # workers idle and fall asleep, so the next team call wakes them and starts late by that alone. It is
         # not judged, as the first call of a team size is not: judged, the probe after a back-off (whose
-        # calls run here) was always late, and with back-off memory one late call backs off again -- a loop
-        # that kept 2-thread runs on one thread for a whole measurement
+        # calls run here) would always be late, and with the loss still standing it would back off again:
+        # a loop that would keep a team off for as long as calls run
         _judged_nt = 1
     if nt == 1 and sample:
         load_report(fg_runnable(), 1, want)
@@ -214,11 +222,51 @@ cdef inline void load_report(int runnable, int used, int want) noexcept nogil:
     row[0], row[1], row[2], row[3] = runnable, used, usable, _load_cap
 
 
+cdef inline void team_account(int nt, long long lag, long long piece, long long now) noexcept nogil:
+    """A judged team call's lateness (beyond the noise) and mean piece: the account, and the back-off."""
+    global _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _loss, _late_run, _last_late, _loss_nt
+    if nt != _loss_nt:
+        _loss_nt = nt             # what another team size earned or lost is not this team's
+        _loss = _late_run = 0
+    if _loss > 0 and now - _last_late > QUIET_NS:
+        _loss = 0                 # a loss seen so long ago says nothing of the machine now
+    _loss += lag - piece
+    if _loss > CREDIT_NS:
+        _loss = CREDIT_NS
+    elif _loss < -CREDIT_NS:
+        _loss = -CREDIT_NS
+    if _loss <= 0:
+        _late_run = 0
+        if _backoff_cap > 0 and now >= _backoff_until:
+            _backoff_cap = 0      # the whole team is ahead again after a back-off
+    if lag <= piece:
+        return
+    _late_calls += 1
+    _last_late = now
+    _late_run += 1
+    if _loss <= 0 or _late_run < 2:
+        return
+    # Fewer threads would have been faster: more time lost to late workers than the team has saved lately
+    # (up to CREDIT_NS), in two late calls at least -- one is an interrupt, a daemon waking up, a vCPU the
+    # host ran something else on; a VM's short slow phases cost a team less than it saves. The evidence is
+    # spent: the team that tries again after the back-off (or the halved one) must lose anew, in two late
+    # calls -- one late call after a back-off is no more evidence than one before it, and judged alone it
+    # backed off again, twice as long, with no team calls left to show the machine had gone quiet
+    _loss = _late_run = 0
+    if _backoff_cap > 0 and now < _backoff_until:
+        _backoff_cap = _backoff_cap // 2 if _backoff_cap > 1 else 1   # the halved team lost too
+    else:
+        # the loss recurred within a back-off's length of the last one: twice as long
+        _backoff_ns = BACKOFF_MIN_NS if _backoff_ns == 0 or now - _backoff_until > _backoff_ns \
+            else min(2 * _backoff_ns, BACKOFF_MAX_NS)
+        _backoff_cap = nt // 2 if nt > 1 else 1
+    _backoff_until = now + _backoff_ns
+
+
 cdef inline void team_report(const fg_team* t) noexcept nogil:
-    """After a parallel call: its load sample, then the back-off when a worker started far behind."""
-    global _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
-    global _judged_nt, _on_time, _pool_nt, _pool_until
-    cdef long long lag = 0, work = 0, e, s
+    """After a parallel call: its load sample, then its account against half the team (the back-off)."""
+    global _team_calls, _judged_nt, _pool_nt, _pool_until, _reported
+    cdef long long lag = 0, work = 0, e, s, piece
     cdef int i, pieces = 0
     if t.sample:
         load_report(t.runnable, t.nt, t.want)
@@ -237,37 +285,23 @@ cdef inline void team_report(const fg_team* t) noexcept nogil:
         _pool_nt = t.nt
         _pool_until = now + SPIN_NS
     _team_calls += 1
-    if not _adaptive:
-        return
-    if t.nt != _judged_nt:
-        # the first call with a new team size starts its threads (libgomp creates them lazily): its late
-        # workers say nothing about the machine (the first call of a process is several times a quiet one)
+    # Half the team would have run this call in two mean pieces, on time; this team took its latest start
+    # plus one. So the call lost (lateness - mean piece) against half the team when positive, and saved
+    # that much when negative. Lateness under LATE_SLACK_NS is noise and not counted
+    piece = work // pieces
+    lag = lag - LATE_SLACK_NS if lag > LATE_SLACK_NS else 0
+    cdef bint judged = _adaptive and t.nt == _judged_nt
+    if _adaptive and not judged:
+        # the first call with a new team size starts its threads (libgomp creates them lazily), and the
+        # first after calls on one thread wakes workers that fell asleep (threads_for): their late workers
+        # say nothing about the machine (the first call of a process is several times a quiet one)
         _judged_nt = t.nt
-        return
-    # late: a worker started more than half the mean piece after the call began
-    if 2 * pieces * lag <= work + 2 * pieces * LATE_SLACK_NS:
-        _strikes = 0
-        _on_time += 1
-        if _backoff_cap > 0 and now >= _backoff_until:
-            _backoff_cap = 0      # the whole team ran on time after a back-off
-        if _backoff_ns > 0 and (now - _last_late > QUIET_NS or _on_time >= QUIET_CALLS):
-            _backoff_ns = 0       # and nothing was late for long: the machine is quiet again
-        return
-    _late_calls += 1
-    _on_time = 0
-    _last_late = now
-    # on a quiet machine a lone late call is noise (an interrupt, a daemon waking up): two in a row are
-    # needed, unless calls were late recently (then one whole-team call that ran on time was luck)
-    _strikes += 1
-    if _strikes < 2 and _backoff_ns == 0:
-        return
-    _strikes = 0
-    if _backoff_cap > 0 and now < _backoff_until:
-        _backoff_cap = _backoff_cap // 2 if _backoff_cap > 1 else 1
-    else:
-        _backoff_cap = t.nt // 2 if t.nt > 1 else 1
-        _backoff_ns = BACKOFF_MIN_NS if _backoff_ns == 0 else min(2 * _backoff_ns, BACKOFF_MAX_NS)
-    _backoff_until = now + _backoff_ns
+    if judged:
+        team_account(t.nt, lag, piece, now)
+    cdef int* row = _calls[_reported % 32]
+    _reported += 1
+    row[0], row[1], row[2] = <int>(lag // 1000), <int>(piece // 1000), <int>(_loss // 1000)
+    row[3], row[4] = (_backoff_cap if now < _backoff_until else 0), judged
 
 
 def _set_threads(int n):
@@ -323,9 +357,12 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     late=(t0, starts, ends, nt): report a parallel call's clock (fg_now_ns values; 0 = an empty piece);
     load=(runnable, used, want): report a load sample taken while `used` threads of a call that wanted
     `want` were runnable; cpus=(usable, online): the CPU counts the samples are judged against ((0, 0): ask
-    the system); reset: forget both caps and the counters."""
-    global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _strikes, _last_late
-    global _judged_nt, _on_time, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
+    the system); reset: forget both caps and the counters. The state's "trace" holds the last 32 load
+    samples (runnable, used, usable, load cap after), its "calls" the last 32 team calls (lateness beyond
+    the noise, mean piece, the account after, in us; back-off cap after; 1 if judged), "loss_us" the
+    account."""
+    global _adaptive, _backoff_cap, _backoff_until, _backoff_ns, _late_calls, _team_calls, _loss, _last_late
+    global _late_run, _reported, _load_cap, _cpus_usable, _cpus_online, _next_sample, _samples, _load_capped
     global _last_runnable, _last_usable, _last_online, _busy, _calm, _pool_nt, _pool_until
     global _host_nt, _host_until
     cdef fg_team t
@@ -336,8 +373,8 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     if cpus is not None:
         _cpus_usable, _cpus_online = int(cpus[0]), int(cpus[1])
     if reset:
-        _backoff_cap = _strikes = _on_time = _load_cap = 0
-        _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = 0
+        _backoff_cap = _late_run = _load_cap = 0
+        _backoff_until = _backoff_ns = _late_calls = _team_calls = _last_late = _next_sample = _loss = _reported = 0
         _samples = _load_capped = _last_usable = _last_online = _busy = _calm = 0
         _pool_nt = _pool_until = _host_nt = _host_until = 0
         _last_runnable = -1
@@ -356,7 +393,8 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
     now = fg_now_ns()
     return {"adaptive": bool(_adaptive), "cap": _backoff_cap if now < _backoff_until else 0,
             "remaining_s": max(0, _backoff_until - now) / 1e9 if _backoff_cap else 0.0,
-            "late_calls": _late_calls, "team_calls": _team_calls, "now_ns": now,
+            "late_calls": _late_calls, "team_calls": _team_calls, "now_ns": now, "loss_us": _loss / 1e3,
+            "calls": [tuple(_calls[i % 32][j] for j in range(5)) for i in range(max(0, _reported - 32), _reported)],
             "load_cap": _load_cap, "samples": _samples, "load_capped": _load_capped,
             "runnable": _last_runnable, "usable": _last_usable, "online": _last_online,
             "sampling": bool(fg_loadavg_fd_open()),
@@ -364,6 +402,15 @@ def _backoff(adaptive=None, late=None, load=None, cpus=None, reset=False):
             "user": _user_threads, "budget": _budget_threads, "openmp": omp_get_max_threads(),
             "openmp_default": _omp_default,
             "forked": bool(_forked_child), "host": _host_nt if now < _host_until else 0}
+
+
+def _after_import_calls():
+    """The module's own calls at import (the 16-bit tables: a few calls with Python work between them, each
+    waking workers that fell asleep, while numpy's import may leave threads spinning) taught the policy
+    nothing about the caller's calls: forget them, and let the caller's first team call wake the team."""
+    global _judged_nt
+    _backoff(reset=True)
+    _judged_nt = 0
 
 
 def _after_fork_in_child():
