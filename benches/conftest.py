@@ -23,8 +23,9 @@ WARMUP_ROUNDS = 1       # per pass
 ROUND_ELEMENTS = 1 << 20  # a round calls each kernel ceil(ROUND_ELEMENTS / n) times: fixed, so runs compare
 KEEP_ELEMENTS = 1 << 22   # a case up to this size keeps its arrays between passes; a larger one rebuilds them
 CONFIRM_PROCESSES = 3   # fresh processes, one after another, that re-time the flagged cases
-CONFIRM_PASSES = 4      # passes in each
+CONFIRM_PASSES = 4      # passes in each: as many as start within CONFIRM_SPAN seconds, at least 2
 CONFIRM_SPACING = 4.0   # seconds from one confirmation pass's start to the next's
+CONFIRM_SPAN = 12.0
 
 
 def pytest_addoption(parser):
@@ -186,10 +187,13 @@ def _later_passes(session):
 
 def _confirmation_passes(path):
     """In a confirmation's process: CONFIRM_PASSES passes over its cases, their starts CONFIRM_SPACING
-    seconds apart (phases last seconds: passes back to back would sample one), written to path as JSON
-    {case: [pass, ...]}."""
+    seconds apart (phases last seconds: passes back to back would sample one), or when a pass takes longer
+    (many cases flagged, a slow build), those that start within CONFIRM_SPAN seconds, at least two; written
+    to path as JSON {case: [pass, ...]}."""
     start = time.perf_counter()
     for i in range(CONFIRM_PASSES):
+        if i >= 2 and time.perf_counter() - start > CONFIRM_SPAN:
+            break
         time.sleep(max(0.0, start + i * CONFIRM_SPACING - time.perf_counter()))
         for case in _cases:
             case.one_pass()
@@ -204,8 +208,7 @@ def _benchmarks(session):
 
 def _confirm(config, cases):
     """Re-times `cases` (node ids) in config.getoption("--ratio-confirm") fresh pytest processes, one after
-    another, each CONFIRM_PASSES passes CONFIRM_SPACING s apart; (case -> passes, how they were taken, or why
-    not). A fresh process draws afresh what one process keeps (its arrays' placement, its libraries' state),
+    another (`_confirmation_passes`); (case -> passes, how they were taken, or why not). A fresh process draws afresh what one process keeps (its arrays' placement, its libraries' state),
     and the processes spread the passes over about a minute."""
     runs = {c: [] for c in cases}
     n = config.getoption("--ratio-confirm")
@@ -226,7 +229,7 @@ def _confirm(config, cases):
             with open(out) as f:
                 for case, passes in json.load(f).items():
                     runs[case] += passes
-    return runs, (f"re-timed in {n} fresh process(es), {n * CONFIRM_PASSES} passes over "
+    return runs, (f"re-timed in {n} fresh process(es), {max(map(len, runs.values()))} passes over "
                   f"{time.perf_counter() - t0:.0f} s")
 
 

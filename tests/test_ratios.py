@@ -209,6 +209,35 @@ def test_command_line_judges_the_saved_confirmation(tmp_path, capsys):
     assert "1 unconfirmed, 1 same; passed" in capsys.readouterr().out
 
 
+def test_the_suite_re_times_a_flagged_case_in_a_fresh_process(tmp_path):
+    # benches/ end to end on its cheapest case: a baseline doctored to ten times this build's ratios makes the
+    # run flag the case; a fresh process re-times it, the fall stands, and the saved run holds its passes
+    pytest.importorskip("pytest_benchmark")
+    import subprocess
+    import sys
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    case = "benches/test_speed.py::test_in_place_small_call"
+    run = [sys.executable, "-m", "pytest", case, "-q", "-p", "no:cacheprovider",
+           f"--benchmark-storage=file://{tmp_path}"]
+    done = subprocess.run(run + ["--benchmark-save=base"], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [saved] = tmp_path.glob("*/0001_base.json")
+    base = json.loads(saved.read_text())
+    info = base["benchmarks"][0]["extra_info"]
+    assert len(info["ratio_passes"]) == 12 and [len(p) for p in info["ratio_passes"]] == [6] + [3] * 11
+    info["ratio_passes"] = [[10 * r for r in p] for p in info["ratio_passes"]]
+    saved.write_text(json.dumps(base))
+    done = subprocess.run(run + ["--benchmark-compare=0001", "--ratio-fail=5", "--ratio-confirm=1",
+                                 f"--benchmark-json={tmp_path / 'new.json'}"], cwd=root, capture_output=True,
+                          text=True)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "confirmation of the 1 case(s) flagged SLOWER, re-timed in 1 fresh process(es), 4 passes" in out
+    assert "SLOWER: stands" in out and f"FAILED: {case}" in out
+    [new] = json.loads((tmp_path / "new.json").read_text())["benchmarks"]
+    assert [len(p) for p in new["extra_info"]["ratio_confirmation"]] == [3] * 4
+
+
 def test_passes_of_unequal_length_are_judged():
     old = [rounds(2.0, 0.01, 8), rounds(2.0, 0.01, 3, seed=1)]
     new = [rounds(2.0, 0.01, 5, seed=2)]
