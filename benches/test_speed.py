@@ -36,14 +36,15 @@ def case_id(case):
 
 def case_inputs(case):
     v, d, t, n, sigma = case
-    x, dy = speed.inputs(n, np.float32)
-    return (x * np.float32(sigma)).astype(t), dy.astype(t)
+    x, dy = speed.inputs(n, np.float32, sigma=sigma)
+    return x.astype(t, copy=False), dy.astype(t, copy=False)
 
 
-def make(impl, case):
-    """A zero-argument callable for one implementation on one workload, or None if not available."""
+def make(impl, case, arrays=None):
+    """A zero-argument callable for one implementation on one workload (on `arrays`, else fresh inputs), or
+    None if not available."""
     variant, direction, dtype, n, _ = case
-    x, dy = case_inputs(case)
+    x, dy = arrays if arrays is not None else case_inputs(case)
     if impl == "fastgelu":
         out = np.empty_like(x)
         fwd, grad = fastgelu._api.VARIANTS[variant]
@@ -71,33 +72,39 @@ def stream(x, dy):
     return "np.multiply(x,dy)", lambda: np.multiply(x, dy, out=o)
 
 
-def reference(case):
-    """(name, callable) of the kernel fastgelu's case is timed against in the same rounds: PyTorch's for the same
-    call (ONNX Runtime's FastGelu for the tanh forward without PyTorch), else, and out of cache, streaming."""
+def reference(case, arrays):
+    """(name, callable) of the kernel fastgelu's case is timed against in the same rounds, on the same arrays:
+    PyTorch's for the same call (ONNX Runtime's FastGelu for the tanh forward without PyTorch), else, and out
+    of cache, streaming."""
     variant, direction, dtype, n, _ = case
-    x, dy = case_inputs(case)
     if n <= 1 << 24:
         for impl in ("torch", "onnxruntime"):
-            fn = make(impl, case)
+            fn = make(impl, case, arrays)
             if fn is not None:
                 return impl, fn
-    return stream(x, dy if direction == "grad" else None)
+    return stream(arrays[0], arrays[1] if direction == "grad" else None)
+
+
+def ratio_pair(case):
+    """(fastgelu's callable, (name, the reference's callable)) on one set of inputs."""
+    arrays = case_inputs(case)
+    return make("fastgelu", case, arrays), reference(case, arrays)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_gelu_speed(benchmark, ratio, case, impl):
-    fn = make(impl, case)
-    if fn is None:
-        pytest.skip(f"{impl} not installed or not applicable to {case_id(case)}")
     benchmark.group = case_id(case)
     if impl == "fastgelu":
-        name, ref = reference(case)
-        ratio(fn, ref, name, case[3], rebuild=lambda: (make("fastgelu", case), reference(case)[1]))
+        fn, (name, ref) = ratio_pair(case)
+        ratio(fn, ref, name, case[3], rebuild=lambda: (lambda f, r: (f, r[1]))(*ratio_pair(case)))
         if name == "onnxruntime":
             del ref
             speed.settle()
         return
+    fn = make(impl, case)
+    if fn is None:
+        pytest.skip(f"{impl} not installed or not applicable to {case_id(case)}")
     benchmark.extra_info["elements"] = case[3]
     benchmark(fn)
     if impl == "onnxruntime":
