@@ -1,6 +1,6 @@
 """Ratio mode of the benchmark suite: every fastgelu speed case also times a reference kernel in the same
 rounds (the `ratio` fixture), and `--ratio-fail=PCT` with `--benchmark-compare` judges the per-round ratios
-against the compared run's (fastgelu/bench/ratios.py: the test; docs/benchmarks.md: the method and workflow).
+against the compared run's (fastgelu/bench/ratios.py: the test; docs/performance.md: the method and workflow).
 A case the run flags SLOWER is re-timed in fresh processes before the verdict stands (`_confirm`)."""
 import ctypes
 import ctypes.util

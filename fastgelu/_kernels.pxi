@@ -12,7 +12,8 @@
 #                        the polynomials (_coeffs), float32 in double and float64 lane by lane (32, 64),
 #                        deferred lanes (_queue32, _queue64) and the block functions (_blocks)
 #     _gelu_sigmoid.pxi  the tanh and sigmoid approximations
-#   _threads_policy.pxi  how many threads a call uses (load cap, back-off) and its Python hooks
+#   _threads_policy.pxi  how many threads a call uses (load cap, back-off)
+#   _threads_hooks.pxi   its Python side: the caps fastgelu._threads sets, its state and test hooks
 #   _storage.pxi       the dtypes: codes, loads and stores, the 16-bit forward tables
 #   _overlap.pxi       operands that share memory
 #   _plain.pxi         one thread's piece of gelu*/gelu*_grad
@@ -36,6 +37,7 @@ include "_lists.pxi"
 include "_fp.pxi"
 include "_forms.pxi"
 include "_threads_policy.pxi"
+include "_threads_hooks.pxi"
 include "_storage.pxi"
 include "_overlap.pxi"
 include "_plain.pxi"
