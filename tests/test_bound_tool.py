@@ -145,6 +145,22 @@ def test_lookup_probe_times_the_package_arithmetic(tmp_path):
     assert differ["no lookups"] > 0 and differ["fixed index"] > 0 and differ["permilps"] > 0, out
 
 
+
+def test_lookup_costs_probe_builds_from_the_package_and_keeps_its_one_exact_probe(tmp_path):
+    """tools/lookup_costs_avx2.c (issue 61's probes) compiles against the package's headers, times its 17
+    variants of the central loop as ratios to the package's, and its one probe that claims the package's bits
+    (an 8-entry lookup from two vpshufb) has them."""
+    import re
+    import subprocess
+    exe = str(tmp_path / "lookup_costs")
+    inc = os.path.join(os.path.dirname(TOOLS), "fastgelu", "src")
+    subprocess.run([os.environ.get("CC", "cc"), "-O3", "-mavx2", "-mfma", "-mf16c", "-fno-math-errno", "-I", inc,
+                    os.path.join(TOOLS, "lookup_costs_avx2.c"), "-o", exe, "-lm"], check=True, capture_output=True)
+    out = subprocess.run([exe, "4096", "3"], check=True, capture_output=True, text=True).stdout
+    assert "SB2 differs from package in 0 of 4096" in out, out
+    ratios = re.findall(r"^  .+? [\d.]+ ns/elem .* ([\d.]+)x package$", out, re.M)
+    assert len(ratios) == 17 and float(ratios[0]) == 1.0, out
+
 @pytest.mark.skipif("avx512" not in fastgelu.get_config()["isa_available"], reason="needs an AVX-512 CPU")
 @pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "gelu_grad"])
 def test_avx512_queue_written_back_lane_by_lane_gives_the_same_bits(monkeypatch, name):
