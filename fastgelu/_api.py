@@ -63,11 +63,76 @@ def _kernels():
 
 
 def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
-    """GELU(x) elementwise, or GELU(x + bias) in one pass with `bias` running along the last axis.
+    """GELU(x) elementwise, or GELU(x + bias) in one pass.
 
-    approximate: "none" (exact, x*Phi(x)), "tanh" (0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))) or
-    "sigmoid" (x*sigmoid(1.702x)). out=x works in place without temporary memory. Other keywords go to
-    the ufunc (where=, dtype=, casting=, ...). Scalars give scalars; integers give float64 like np.exp.
+    A NumPy ufunc call underneath (`fastgelu.ufuncs.gelu`, `gelu_tanh` or `gelu_sigmoid`): broadcasting,
+    ``out=``, ``where=``, ``dtype=`` and ``casting=`` work as for `numpy.exp`, and dask or xarray arrays are
+    handled by their ``__array_ufunc__``. Large calls run on OpenMP threads with the GIL released.
+
+    Parameters
+    ----------
+    x : array_like
+        Real numbers: float16, float32, float64, bfloat16 (with ml_dtypes), integers or bool. Integers and
+        bool are computed in the float type `numpy.exp` gives them (bool, int8, uint8: float16; int16,
+        uint16: float32; wider: float64).
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form: "none" is the exact x * Phi(x) (Phi the standard normal CDF; BERT, ViT), "tanh" is
+        0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (GPT-2), "sigmoid" is x * sigmoid(1.702 x) (CLIP's
+        QuickGELU). Default "none".
+    bias : array_like, optional
+        A 1-d array as long as x's last axis: GELU(x + bias) is computed in one pass (a Linear layer's bias,
+        then its GELU), with the bits of ``gelu(x + bias)``.
+    out : ndarray, optional
+        Where to write the result; ``out=x`` works in place without temporary memory.
+    **ufunc_kwargs
+        Other keywords of a ufunc call (``where=``, ``dtype=``, ``casting=``, ``order=``, ...).
+
+    Returns
+    -------
+    ndarray or scalar
+        GELU(x), of x's float type; `out` itself when given; a NumPy scalar for a scalar x.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; `bias` is not 1-d along x's last axis; `out` has the
+        wrong shape or is read-only.
+    TypeError
+        x or `bias` holds no real numbers (complex, strings, objects, a ragged list) or long double, for
+        which no kernel exists; `out` is not an array, or the result cannot be cast to its dtype.
+
+    See Also
+    --------
+    gelu_grad : its gradient.
+    GELU : a layer object that keeps the input for the backward pass.
+    fastgelu.torch.gelu : the same on PyTorch tensors, differentiable.
+
+    Notes
+    -----
+    Accuracy: within 2 ULP in float32 and 4 ULP in float64, correctly rounded in float16 and bfloat16
+    (the contract and the measured maxima: docs/accuracy.md).
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    >>> fastgelu.gelu(x).round(4)
+    array([-0.0455, -0.1587,  0.    ,  0.8413,  1.9545])
+    >>> fastgelu.gelu(x, approximate="tanh").round(4)
+    array([-0.0454, -0.1588,  0.    ,  0.8412,  1.9546])
+
+    In place, and with a bias along the last axis:
+
+    >>> x32 = x.astype(np.float32)
+    >>> fastgelu.gelu(x32, out=x32) is x32
+    True
+    >>> fastgelu.gelu(np.array([[0.5, -0.5]]), bias=np.array([0.5, 0.5])).round(4)
+    array([[0.8413, 0.    ]])
+
+    Integers give the float type `numpy.exp` gives them:
+
+    >>> fastgelu.gelu(np.arange(3, dtype=np.int8))
+    array([0.    , 0.8413, 1.954 ], dtype=float16)
     """
     if type(x) is _NDARRAY and bias is None and not ufunc_kwargs and type(approximate) is str:
         # the common call, straight to the ufunc: any dtype it has no loop for raises TypeError and takes the
@@ -87,8 +152,59 @@ def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
 
 
 def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
-    """grad_output * GELU'(x) elementwise (GELU'(x) itself when grad_output is None); with `bias`, the
-    gradient at x + bias."""
+    """grad_output * GELU'(x) elementwise: the gradient of `gelu` at x.
+
+    A ufunc call underneath (`fastgelu.ufuncs.gelu_grad`, `gelu_tanh_grad` or `gelu_sigmoid_grad`) with
+    NumPy's broadcasting and keywords, as for `gelu`.
+
+    Parameters
+    ----------
+    x : array_like
+        The input GELU was applied to (not its output). Real numbers, as for `gelu`.
+    grad_output : array_like, optional
+        The gradient flowing back, dy; broadcasts against x. None (the default) gives GELU'(x) itself.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form GELU was computed in (see `gelu`). Default "none".
+    bias : array_like, optional
+        A 1-d array as long as x's last axis: the gradient at x + bias, in one pass.
+    out : ndarray, optional
+        Where to write the result; ``out=x`` or ``out=grad_output`` works in place.
+    **ufunc_kwargs
+        Other keywords of a ufunc call (``where=``, ``dtype=``, ``casting=``, ...).
+
+    Returns
+    -------
+    ndarray or scalar
+        grad_output * GELU'(x) in the float type of x and grad_output; `out` itself when given.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; x, grad_output and `out` do not broadcast together;
+        `bias` is not 1-d along x's last axis; `out` is read-only.
+    TypeError
+        x, grad_output or `bias` holds no real numbers or long double; `out` is not an array, or the result
+        cannot be cast to its dtype.
+
+    See Also
+    --------
+    gelu : the forward.
+    gelu_mul_grad : the gradients of the gated form.
+
+    Notes
+    -----
+    GELU'(x) is within 2 ULP in float32; a grad_output other than 1 adds the product's rounding
+    (docs/accuracy.md states the bound and the measured maxima).
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    >>> fastgelu.gelu_grad(x).round(4)
+    array([-0.0852, -0.0833,  0.5   ,  1.0833,  1.0852])
+    >>> fastgelu.gelu_grad(x, np.full(5, 2.0)).round(4)
+    array([-0.1705, -0.1666,  1.    ,  2.1666,  2.1705])
+    """
     if bias is None and not ufunc_kwargs and type(x) is np.ndarray and x.dtype in _FLOATS and (
             grad_output is None or (type(grad_output) is np.ndarray and grad_output.dtype in _FLOATS)):
         pair = VARIANTS.get(approximate) if type(approximate) is str else None
@@ -122,24 +238,131 @@ def _kernel_modules():
     return [m for name, m in sys.modules.items() if name.startswith("fastgelu._kernels_") and m is not None]
 
 
-def set_num_threads(n):
-    """Use at most n threads per call in every thread of this process (default: OpenMP's own limit,
-    OMP_NUM_THREADS or threadpoolctl)."""
-    n = operator.index(n)
-    if n < 1:
-        raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
+_threads_setting = None     # what set_num_threads set last: an int, or None for the default
+
+
+class ThreadsSetting:
+    """What `set_num_threads` returns: the setting is made already; used in a ``with`` statement, leaving
+    the block puts back the setting that was in force before the call."""
+
+    def __init__(self, n, previous):
+        self.n, self.previous = n, previous
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _apply_threads(self.previous)
+
+    def __repr__(self):
+        return f"<fastgelu threads setting: {self.n} (was {self.previous})>"
+
+
+def _apply_threads(n):
+    global _threads_setting
+    _threads_setting = n
     for m in _kernel_modules():
-        m._set_threads(n)
+        m._set_threads(0 if n is None else n)
+
+
+def set_num_threads(n):
+    """Use at most `n` threads per call, in every thread of this process; None goes back to the default.
+
+    Parameters
+    ----------
+    n : int or None
+        The thread count (>= 1). It replaces OpenMP's default, so it may exceed ``OMP_NUM_THREADS``; a
+        thread's own OpenMP limit set below that default (``threadpoolctl.threadpool_limits``) still caps
+        that thread. None: the default again, the smallest of OpenMP's limit (``OMP_NUM_THREADS``,
+        threadpoolctl) and the CPUs the process may use (affinity mask, cgroup CPU quota).
+
+    Returns
+    -------
+    ThreadsSetting
+        The setting is made when the call returns. Used as a context manager, the previous setting comes
+        back when the ``with`` block ends.
+
+    Raises
+    ------
+    TypeError
+        `n` is neither an integer nor None.
+    ValueError
+        `n` is below 1.
+
+    See Also
+    --------
+    get_num_threads : the threads a large call would use now.
+
+    Notes
+    -----
+    Results do not depend on the thread count. Even with a setting, calls may use fewer threads while
+    other processes hold the cores (docs/threads.md).
+
+    Examples
+    --------
+    >>> import fastgelu
+    >>> with fastgelu.set_num_threads(1):
+    ...     fastgelu.get_num_threads()
+    1
+    >>> _ = fastgelu.set_num_threads(1)      # until changed
+    >>> _ = fastgelu.set_num_threads(None)   # the default again
+    """
+    if n is not None:
+        try:
+            n = operator.index(n)
+        except TypeError:
+            raise TypeError(f"set_num_threads: n must be an integer or None; got {type(n).__name__}") from None
+        if n < 1:
+            raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
+    previous = _threads_setting
+    _apply_threads(n)
+    return ThreadsSetting(n, previous)
 
 
 def get_num_threads():
-    """Threads a large call from this thread would use now: OpenMP's limit (OMP_NUM_THREADS,
-    threadpoolctl), set_num_threads, the CPUs this process may use (affinity mask, cgroup CPU quota), and
-    fewer for a while when other processes hold the cores (parallel calls ran late)."""
+    """The number of threads a large call from this thread would use now.
+
+    The smallest of OpenMP's limit (``OMP_NUM_THREADS``, threadpoolctl) or `set_num_threads`'s setting, the
+    CPUs this process may use (affinity mask, cgroup CPU quota), and, for a while, fewer when other
+    processes hold the cores. ``get_config()["threads_from"]`` says which of these decided.
+
+    Returns
+    -------
+    int
+        At least 1 (1 in a build without OpenMP).
+
+    Examples
+    --------
+    >>> import fastgelu
+    >>> fastgelu.get_num_threads() >= 1
+    True
+    """
     return ufuncs._kernels._max_threads()
 
 
 def get_config():
+    """What this installation runs: version, kernel build, OpenMP and threads.
+
+    Returns
+    -------
+    dict
+        ``version``; ``isa``, the kernel build this CPU runs ("avx512", "avx2" or "generic", chosen at import;
+        ``FASTGELU_ISA`` overrides it); ``isa_available``, the builds this CPU can run; ``isa_built``, the
+        builds installed; ``float32``, how float32 is computed (SIMD width, or in double); ``openmp`` (bool)
+        and ``build`` ("parallel (OpenMP)" or a SERIAL notice); ``num_threads`` and ``threads_from``, what
+        `get_num_threads` gives and why; ``numpy``, NumPy's version.
+
+    See Also
+    --------
+    show_config : the same, printed.
+
+    Examples
+    --------
+    >>> import fastgelu
+    >>> config = fastgelu.get_config()
+    >>> config["isa"] in config["isa_available"]
+    True
+    """
     from . import __version__, _dispatch, _threads
     return {
         "version": __version__,
@@ -158,6 +381,15 @@ def get_config():
 
 
 def show_config():
+    """Print `get_config`, one line a key (what ``fastgelu info`` prints first).
+
+    Examples
+    --------
+    >>> import fastgelu
+    >>> fastgelu.show_config()  # doctest: +ELLIPSIS
+           version: ...
+               isa: ...
+    """
     for key, value in get_config().items():
         if isinstance(value, list):
             value = ", ".join(value)
@@ -181,10 +413,53 @@ def _call_gated(ufunc, args, out, kwargs):
 
 
 def gelu_mul(gate, up, approximate="none", *, out=None, **ufunc_kwargs):
-    """GELU(gate) * up elementwise in one pass (gated GELU, "GeGLU"), broadcasting like a ufunc.
+    """GELU(gate) * up elementwise in one pass: the gated GELU (GeGLU) of Gemma and T5 v1.1.
 
-    approximate: "none", "tanh" or "sigmoid" as for `gelu`. out=gate or out=up works in place without
-    temporary memory. Other keywords go to the ufunc (where=, dtype=, casting=, ...).
+    A ufunc call underneath (`fastgelu.ufuncs.gelu_mul`, `gelu_tanh_mul` or `gelu_sigmoid_mul`): gate and
+    up broadcast against each other, NumPy's keywords work as for `gelu`.
+
+    Parameters
+    ----------
+    gate : array_like
+        The input of GELU. Real numbers, as for `gelu`.
+    up : array_like
+        The factor.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form of GELU (see `gelu`); Gemma uses "tanh". Default "none".
+    out : ndarray, optional
+        Where to write the result; ``out=gate`` or ``out=up`` works in place without temporary memory.
+    **ufunc_kwargs
+        Other keywords of a ufunc call (``where=``, ``dtype=``, ``casting=``, ...).
+
+    Returns
+    -------
+    ndarray or scalar
+        GELU(gate) * up; `out` itself when given.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; gate, up and `out` do not broadcast together; `out`
+        is read-only.
+    TypeError
+        gate or up holds no real numbers or long double; `out` is not an array, or the result cannot be cast
+        to its dtype.
+
+    See Also
+    --------
+    geglu : the same on the two halves of one array.
+    gelu_mul_grad : its gradients.
+
+    Notes
+    -----
+    float32 results are within 3 ULP of the exact product (docs/accuracy.md), also where GELU(gate) alone
+    underflows and up is huge.
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> fastgelu.gelu_mul(np.array([1.0, -1.0]), np.array([2.0, 3.0])).round(4)
+    array([ 1.6827, -0.476 ])
     """
     if type(gate) is _NDARRAY and type(up) is _NDARRAY and not ufunc_kwargs and type(approximate) is str:
         pair = GATED.get(approximate)
@@ -201,8 +476,48 @@ def gelu_mul(gate, up, approximate="none", *, out=None, **ufunc_kwargs):
 
 
 def gelu_mul_grad(gate, up, grad_output, approximate="none", *, out=None, **ufunc_kwargs):
-    """The gradients of gelu_mul in one pass: (dgate, dup) = (dy * up * GELU'(gate), dy * GELU(gate)) with
-    dy = grad_output. out: None or a tuple (dgate_out, dup_out), either of them None."""
+    """The gradients of `gelu_mul`, both in one pass: (dgate, dup) = (dy * up * GELU'(gate), dy * GELU(gate)).
+
+    Parameters
+    ----------
+    gate, up : array_like
+        The inputs of the forward call.
+    grad_output : array_like
+        The gradient flowing back, dy; gate, up and grad_output broadcast together.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form of GELU. Default "none".
+    out : tuple of two ndarrays (or None), optional
+        ``(dgate_out, dup_out)``, either of them None; ``out=(gate, up)`` works in place.
+    **ufunc_kwargs
+        Other keywords of a ufunc call (``where=``, ``dtype=``, ``casting=``, ...).
+
+    Returns
+    -------
+    dgate, dup : ndarray
+        Both in the broadcast shape of the three inputs (summing a broadcast input's gradient back to its
+        shape is the caller's step, as `GeGLU.backward` does).
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; the inputs and outputs do not broadcast together; an
+        output is read-only.
+    TypeError
+        An input holds no real numbers or long double; `out` is not a tuple of two arrays or None, or a
+        result cannot be cast to its output's dtype.
+
+    See Also
+    --------
+    gelu_mul : the forward.
+    geglu_grad : the gradient of `geglu`, into one array.
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> dgate, dup = fastgelu.gelu_mul_grad(np.array([1.0, -1.0]), np.array([2.0, 3.0]), np.ones(2))
+    >>> dgate.round(4), dup.round(4)
+    (array([ 2.1666, -0.2499]), array([ 0.8413, -0.1587]))
+    """
     _, grad = _gated(approximate, "gelu_mul_grad")
     _check_real("gelu_mul_grad", "gate", gate)
     _check_real("gelu_mul_grad", "up", up)
@@ -212,8 +527,50 @@ def gelu_mul_grad(gate, up, grad_output, approximate="none", *, out=None, **ufun
 
 
 def geglu(x, approximate="none", *, axis=-1, out=None, **ufunc_kwargs):
-    """GELU(gate) * up with gate and up the first and second halves of x along `axis` (vLLM/sglang's
-    `gelu_and_mul` order); the result has half x's length along that axis. An odd length is a ValueError."""
+    """GELU(gate) * up with gate and up the first and second halves of x along `axis`, in one pass.
+
+    The order of vLLM's and sglang's ``gelu_and_mul``: gate first. One matrix product can then give both
+    halves (``x @ [W_gate | W_up]``).
+
+    Parameters
+    ----------
+    x : array_like
+        Real numbers with an even length along `axis`.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form of GELU. Default "none".
+    axis : int, optional
+        The axis split in two. Default -1.
+    out : ndarray, optional
+        Where to write the result (half x's length along `axis`).
+    **ufunc_kwargs
+        Other keywords of a ufunc call.
+
+    Returns
+    -------
+    ndarray
+        GELU(gate) * up, x's shape with half its length along `axis`.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; x is 0-d or has an odd length along `axis`; `out` has
+        the wrong shape or is read-only.
+    numpy.exceptions.AxisError
+        `axis` is out of range (a subclass of ValueError and IndexError).
+    TypeError
+        `axis` is not an integer; x holds no real numbers or long double; `out` is not an array.
+
+    See Also
+    --------
+    gelu_mul : gate and up as two arrays.
+    geglu_grad : its gradient.
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> fastgelu.geglu(np.array([[1.0, -1.0, 2.0, 3.0]])).round(4)
+    array([[ 1.6827, -0.476 ]])
+    """
     _gated(approximate, "geglu")
     x = _as_splittable("geglu", x)
     _check_real("geglu", "x", x)
@@ -222,8 +579,44 @@ def geglu(x, approximate="none", *, axis=-1, out=None, **ufunc_kwargs):
 
 
 def geglu_grad(x, grad_output, approximate="none", *, axis=-1, out=None):
-    """The gradient of geglu for x: (dgate, dup) written into the two halves of one array shaped like x
-    (`out`, or a new one), in one pass."""
+    """The gradient of `geglu` for x: dgate and dup written into the two halves of one array shaped like x.
+
+    Parameters
+    ----------
+    x : array_like
+        The input of the forward call.
+    grad_output : array_like
+        The gradient flowing back, shaped like `geglu`'s result (or broadcasting to it).
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form of GELU. Default "none".
+    axis : int, optional
+        The axis x was split along. Default -1.
+    out : ndarray, optional
+        An array shaped like x, sharing no memory with it (each half of x is read for both halves of the
+        result).
+
+    Returns
+    -------
+    ndarray
+        Shaped like x: dgate in the first half along `axis`, dup in the second; `out` itself when given.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; x is 0-d or has an odd length along `axis`; `out` has
+        another shape than x, or shares memory with it; grad_output does not broadcast.
+    numpy.exceptions.AxisError
+        `axis` is out of range.
+    TypeError
+        `axis` is not an integer; x or grad_output holds no real numbers or long double; `out` is not a NumPy
+        array, or none is given for an x that is not one.
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> fastgelu.geglu_grad(np.array([[1.0, -1.0, 2.0, 3.0]]), np.ones((1, 2))).round(4)
+    array([[ 2.1666, -0.2499,  0.8413, -0.1587]])
+    """
     grad = _gated(approximate, "geglu_grad")[1]
     x = _as_splittable("geglu_grad", x)
     _check_real("geglu_grad", "x", x)

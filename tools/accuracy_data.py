@@ -1,0 +1,73 @@
+"""docs/data/accuracy.csv: the measured accuracy maxima, one row per (function, dtype, build, check).
+
+The check tools write it (`--record`): tools/sweep_f32.py (float32, all 2^32 inputs; --gated: the gated
+functions), tools/check_f64.py (float64 against mpmath) and tools/check_more.py (float16 and bfloat16 on all
+65,536 inputs; gradients with a random dy). A tool's row replaces the row of the same key, so re-running one
+check on one build updates just its rows. docs/accuracy.md's table is generated from this file by
+tools/doc_tables.py; tests/test_doc_tables.py holds the two equal.
+"""
+import csv
+import datetime
+import os
+import pathlib
+import platform
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT = ROOT / "docs" / "data" / "accuracy.csv"
+FIELDS = ("function", "dtype", "build", "check", "bound", "max_ulp", "worst", "cpu", "date")
+KEY = FIELDS[:4]
+# what each check is, as the table states it (tools/doc_tables.py); the keys are the `check` column's values
+CHECKS = {
+    "all": "all 2^32 float32 inputs",
+    "gated": "every 64th float32 gate x 16 (up, dy) pairs",
+    "mpmath": "125,011 inputs against mpmath (50 digits)",
+    "all16": "all 65,536 inputs",
+    "dy": "40M random x in [-12, 12], dy = +-[1, 2) * 2^k, k in [-20, 20)",
+}
+HEADER = ("# fastgelu's measured accuracy maxima (ULPs of the result type, gradients in ULPs of the larger of their "
+          "two terms times |dy|),\n# written by the check tools' --record option (tools/accuracy_data.py says "
+          "which); docs/accuracy.md's table: python tools/doc_tables.py --write\n")
+
+
+def cpu_name():
+    """The CPU's model name and its flags' SIMD level, for the record."""
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "Model")):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} CPUs"
+
+
+def load(path=DEFAULT):
+    """The rows of `path` as dicts (an empty list when it does not exist yet)."""
+    path = pathlib.Path(path)
+    if not path.exists():
+        return []
+    lines = [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def record(rows, path=DEFAULT):
+    """Put `rows` (dicts with FIELDS but cpu and date, which are filled in) into `path`, each replacing the row
+    of the same KEY; the file stays sorted by key."""
+    today = str(datetime.date.today())
+    cpu = cpu_name()
+    table = {tuple(r[k] for k in KEY): r for r in load(path)}
+    for r in rows:
+        if r["check"] not in CHECKS:
+            raise ValueError(f"unknown check {r['check']!r}: one of {', '.join(CHECKS)}")
+        r = {k: str(r.get(k, "")) for k in FIELDS} | {"cpu": cpu, "date": today}
+        table[tuple(r[k] for k in KEY)] = r
+    path = pathlib.Path(path)
+    with open(path, "w", newline="") as f:
+        f.write(HEADER)
+        w = csv.DictWriter(f, FIELDS, lineterminator="\n")
+        w.writeheader()
+        for key in sorted(table):
+            w.writerow(table[key])
+    print(f"recorded {len(rows)} row(s) in {path}")
