@@ -55,22 +55,69 @@ _MLP_LIKE = re.compile(r"(MLP|Mlp|Intermediate|FeedForward|DenseActDense|FFN|Ffn
 
 
 class Replacement(NamedTuple):
-    path: str     # module path in the model ("" is the model itself)
-    cls: str      # class name of the module replaced or whose forward was replaced
-    form: str     # fastgelu's approximate: "none", "tanh" or "sigmoid"
-    kind: str     # "activation", "gated" (gelu_mul) or "projection" (the module's own Linear, then GELU)
-    inplace: bool | None  # the in-place policy at this site (False: never)
+    """One site `patch` changed (an entry of ``PatchReport.replaced``).
+
+    Attributes
+    ----------
+    path : str
+        The module's path in the model ("" is the model itself).
+    cls : str
+        The class name of the module replaced, or of the module whose forward was replaced.
+    form : str
+        fastgelu's `approximate` there: "none", "tanh" or "sigmoid".
+    kind : str
+        "activation" (a GELU module replaced by a `PatchedGELU`), "gated" (a gated MLP's forward through
+        ``gelu_mul``) or "projection" (a module's own Linear, then fastgelu's GELU).
+    inplace : bool or None
+        The in-place policy at this site: None (in place when no autograd graph needs the input), True,
+        or False (never).
+    """
+    path: str
+    cls: str
+    form: str
+    kind: str
+    inplace: bool | None
 
 
 class LeftAlone(NamedTuple):
+    """A GELU-like module `patch` did not change (an entry of ``PatchReport.left_alone``).
+
+    Attributes
+    ----------
+    path : str
+        The module's path in the model.
+    cls : str
+        Its class name.
+    reason : str
+        Why: class not known, its probe failed (and by how much), its forward already wrapped, ...
+    """
     path: str
     cls: str
     reason: str
 
 
 class PatchReport:
-    """What patch() did: `replaced` (Replacement tuples) and `left_alone` (LeftAlone tuples: GELU-like modules
-    it did not recognise, or whose probe failed). len() is the number replaced; str() a table."""
+    """What `patch` did: the sites it changed and the GELU-like modules it left alone.
+
+    ``len(report)`` is the number of sites changed; ``print(report)`` shows one line a site.
+
+    Attributes
+    ----------
+    replaced : list of Replacement
+        Each site changed: path, class, form, kind and in-place policy.
+    left_alone : list of LeftAlone
+        GELU-like modules it did not recognise, or whose probe failed, with the reason.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 4))
+    >>> report = fgt.patch(model)
+    >>> report
+    <PatchReport: 1 replaced, 0 left alone>
+    >>> report.replaced[0]
+    Replacement(path='1', cls='GELU', form='none', kind='activation', inplace=None)
+    """
 
     def __init__(self):
         self.replaced = []
@@ -93,8 +140,33 @@ class PatchReport:
 # ---- the activation module ----------------------------------------------------------------------------------
 
 class PatchedGELU(fgt.GELU):
-    """fastgelu.torch.GELU put in place of `original` by patch(); unpatch() puts `original` back. `inplace`: the
-    in-place policy of its site (None, True or False; see fastgelu.torch.patch)."""
+    """The `GELU` that `patch` puts in place of a GELU module; `unpatch` puts the original back.
+
+    Made by `patch`, not by hand. Tensors fastgelu does not compute on (other devices, integer or quantized
+    dtypes) go through the original module's forward.
+
+    Parameters
+    ----------
+    original : torch.nn.Module
+        The module replaced (kept outside the module tree: ``state_dict`` keys are unchanged).
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form the original computes. Default "none".
+    inplace : bool or None, optional
+        The in-place policy of its site (see `patch`). Default False.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU("tanh"))
+    >>> _ = fgt.patch(model)
+    >>> model[1]
+    PatchedGELU(approximate='tanh', inplace=None, replaces GELU)
+    """
 
     def __init__(self, original, approximate="none", inplace=False):
         super().__init__(approximate)
@@ -102,6 +174,8 @@ class PatchedGELU(fgt.GELU):
         self.__dict__["original"] = original  # not a submodule: named_modules() and state_dict() as before
 
     def forward(self, input):
+        """GELU(input) by fastgelu, in place where the site's policy allows; the original's forward for
+        tensors fastgelu does not take."""
         if isinstance(input, torch.fx.Proxy):
             return fgt.gelu(input, self.approximate)
         if not _takes(input):
@@ -247,12 +321,56 @@ def _check_policy(inplace):
 
 
 def patch(model, *, inplace=None, fuse_gated=True):
-    """Replace, in place, every GELU of `model` that fastgelu recognises by fastgelu's kernels; returns a
-    PatchReport. fuse_gated: gated MLPs run fastgelu.torch.gelu_mul. inplace: None (default) computes the
-    activation in place on a projection's fresh output exactly when no autograd graph needs it; False never;
-    True always (a RuntimeError where autograd would need the input). unpatch(model) restores the originals.
-    The model keeps its state_dict keys, works under torch.compile, torch.export and training, and pickles.
-    Module docstring of fastgelu._torch_patch: what is recognised and how."""
+    """Put fastgelu's kernels into an existing model, in place: every GELU it recognises, and gated MLPs.
+
+    Recognised by class name, then checked by behaviour on a probe (no other library is imported):
+    ``torch.nn.GELU``; transformers' ``GELUActivation``, ``GELUTanh``, ``NewGELUActivation``,
+    ``FastGELUActivation``, ``AccurateGELUActivation``, ``QuickGELUActivation``; timm's ``GELU``,
+    ``GELUTanh``, ``QuickGELU`` become `PatchedGELU` modules. Gated MLPs (T5's ``T5DenseGatedActDense``,
+    Llama/Gemma-style ``*MLP``, diffusers' ``GEGLU``, timm's ``GluMlp``) and diffusers' ``GELU`` and
+    ``ApproximateGELU`` keep their object and parameters; only their forward is replaced. Any other module
+    whose class name says GELU or GEGLU is left alone and listed in the report. The model keeps its
+    ``state_dict`` keys, trains, pickles, and works under torch.compile and torch.export.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Changed in place.
+    inplace : bool or None, optional
+        Where a GELU's input is a projection's fresh output nothing else reads: None (default) computes it
+        in place exactly when no autograd graph needs the input (inference mode, no_grad, a frozen model);
+        False never; True always (a RuntimeError at a call where autograd would need the input).
+    fuse_gated : bool, optional
+        Run gated MLPs through `gelu_mul` (one pass for GELU(gate) * up). Default True.
+
+    Returns
+    -------
+    PatchReport
+        What was replaced and what was left alone, with the reasons.
+
+    Raises
+    ------
+    TypeError
+        `model` is not a ``torch.nn.Module``; `inplace` is not None, True or False; `fuse_gated` is not a
+        bool.
+
+    See Also
+    --------
+    unpatch : puts the original modules back.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 16))
+    >>> report = fgt.patch(model)
+    >>> print(report)
+    fastgelu.torch.patch: 1 replaced, 0 left alone
+      1: GELU -> activation, approximate='none', inplace=None
+    >>> with torch.inference_mode():
+    ...     y = model(torch.randn(2, 16))
+    >>> fgt.unpatch(model)
+    1
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"fastgelu.torch.patch: model must be a torch.nn.Module; got {type(model).__name__}")
     _check_policy(inplace)
@@ -326,8 +444,32 @@ def _patch_activation(model, m, path, inplace, report):
 
 
 def unpatch(model):
-    """Undo patch(model): every PatchedGELU is replaced by the module it replaced (the same object) and every
-    fused forward removed. Returns the number of modules restored."""
+    """Undo `patch`: every `PatchedGELU` goes back to the module it replaced (the same object), and every
+    replaced forward is removed.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model `patch` changed (anything else is left as it is).
+
+    Returns
+    -------
+    int
+        The number of modules restored.
+
+    Raises
+    ------
+    TypeError
+        `model` is not a ``torch.nn.Module``.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU())
+    >>> _ = fgt.patch(model)
+    >>> fgt.unpatch(model), model[1]
+    (1, GELU(approximate='none'))
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"fastgelu.torch.unpatch: model must be a torch.nn.Module; got {type(model).__name__}")
     n = 0

@@ -30,16 +30,18 @@ HEADER = ("# fastgelu's measured accuracy maxima (ULPs of the result type, gradi
 
 
 def cpu_name():
-    """The CPU's model name and its flags' SIMD level, for the record."""
-    name = platform.processor() or platform.machine()
+    """The CPU as /proc/cpuinfo names it (model name, family and model), and the CPU count."""
+    info = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith(("model name", "Model")):
-                    name = line.split(":", 1)[1].strip()
-                    break
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
     except OSError:
         pass
+    name = info.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in info and "model" in info:
+        name += f" (family {info['cpu family']} model {info['model']})"
     return f"{name}, {os.cpu_count()} CPUs"
 
 

@@ -158,7 +158,10 @@ def sweep(module, name, procs, threads, limit=2.0, stride=1, isa=None, cref=None
           f"specials {'ok' if not bad else 'FAIL'} [{time.time() - t0:.0f}s]", flush=True)
     for msg in bad:
         print("    special:", msg)
-    return e <= limit and not bad, e, (f"{xw!r}" if name not in GATED else where)
+    # str(), not format(): NumPy formats a float32 scalar as the double it widens to
+    worst = str(xw) if name not in GATED else \
+        f"gate={xw!s}, up={up!s}" + (f", dy={dy!s}" if name.endswith("_grad") else "")
+    return e <= limit and not bad, e, worst
 
 
 def main():
