@@ -89,3 +89,29 @@ def test_splice_needs_both_markers(tool):
     text = "a\n<!-- begin generated: speed x -->\nold\n<!-- end generated: speed -->\nb\n"
     assert tool.splice(text, "speed", "| t |") == ("a\n<!-- begin generated: speed x -->\n| t |\n"
                                                      "<!-- end generated: speed -->\nb\n")
+
+
+def test_speed_table_csv_is_what_the_tables_read(tool, tmp_path, monkeypatch):
+    """tools/speed_table.py --csv writes the format tools/doc_tables.py reads, naming the CPU's default build
+    and the current kernels: its rows reach the README table (figures made up, no timing)."""
+    spec = importlib.util.spec_from_file_location("speed_table", ROOT / "tools" / "speed_table.py")
+    st = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(st)
+    from fastgelu import _dispatch
+    isa = _dispatch.available()[0]
+    res = {"isa": isa, "threads": 1, "cpu": "Test CPU"}
+    for key in ("none-fwd", "none-grad", "tanh-fwd", "tanh-grad", "sigmoid-fwd", "sigmoid-grad", "none-mul"):
+        for spread in ("s1", "s3", "u8"):
+            other = "onnxruntime" if key == "tanh-fwd" else "torch"
+            res[f"{key}-f32-{spread}"] = {"fastgelu": 2.0, other: 1.0, f"ratio_{other}": 2.0}
+    res["none-fwd-f64-s1"] = {"fastgelu": 1.0, "torch": 0.5, "ratio_torch": 2.0}
+    for s in ("s1", "s3"):
+        res[f"64M-{s}"] = {"fastgelu": 3.0, "floor": 4.0, "ratio_floor": 0.75}
+    monkeypatch.setenv("SPEED_CPU_SHORT", "Test CPU")
+    path = tmp_path / "speed-test.csv"
+    st.write_csv([res], str(path), repeat=1, rounds=3)
+    meta, rows = tool.plot_speed.load(path)
+    assert meta["default"] == isa and tool.measured_kernels(meta) == {isa: tool.current_kernels()[isa]}
+    assert {r["sigma"] for r in rows} == {1, 3, "u8"}
+    ((label, cells),) = tool.speed_rows([str(path)], tool.current_kernels())
+    assert label == f"Test CPU ({tool.BUILD_NAMES[isa]})" and cells[:3] == ["2.00x"] * 3
