@@ -115,3 +115,15 @@ def test_speed_table_csv_is_what_the_tables_read(tool, tmp_path, monkeypatch):
     assert {r["sigma"] for r in rows} == {1, 3, "u8"}
     ((label, cells),) = tool.speed_rows([str(path)], tool.current_kernels())
     assert label == f"Test CPU ({tool.BUILD_NAMES[isa]})" and cells[:3] == ["2.00x"] * 3
+
+
+def test_accuracy_rows_of_replaced_kernels_are_not_shown(tool, tmp_path, monkeypatch):
+    rows = tool.accuracy_data.load()
+    row = next(r for r in rows if (r["function"], r["dtype"], r["check"], r["build"]) == ("gelu", "float32", "all",
+                                                                                       "avx2"))
+    path = tmp_path / "accuracy.csv"
+    path.write_text(tool.accuracy_data.HEADER + ",".join(tool.accuracy_data.FIELDS) + "\n"
+                    + ",".join(f'"{row[k]}"' for k in tool.accuracy_data.FIELDS) + "\n")
+    assert f"{row['max_ulp']} at {row['worst']}" in tool.accuracy_table(path)
+    monkeypatch.setattr(tool, "current_kernels", lambda: {"avx2": "99"})
+    assert row["max_ulp"] not in tool.accuracy_table(path)

@@ -4,7 +4,8 @@ The check tools write it (`--record`): tools/sweep_f32.py (float32, all 2^32 inp
 functions), tools/check_f64.py (float64 against mpmath) and tools/check_more.py (float16 and bfloat16 on all
 65,536 inputs; gradients with a random dy). A tool's row replaces the row of the same key, so re-running one
 check on one build updates just its rows. docs/accuracy.md's table is generated from this file by
-tools/doc_tables.py; tests/test_doc_tables.py holds the two equal.
+tools/doc_tables.py; tests/test_doc_tables.py holds the two equal. Each row names the kernel generation it
+measured (docs/data/kernels.txt): the table leaves out rows of replaced kernels until they are measured again.
 """
 import csv
 import datetime
@@ -14,7 +15,7 @@ import platform
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "docs" / "data" / "accuracy.csv"
-FIELDS = ("function", "dtype", "build", "check", "bound", "max_ulp", "worst", "cpu", "date")
+FIELDS = ("function", "dtype", "build", "check", "bound", "max_ulp", "worst", "kernels", "cpu", "date")
 KEY = FIELDS[:4]
 # what each check is, as the table states it (tools/doc_tables.py); the keys are the `check` column's values
 CHECKS = {
@@ -54,16 +55,23 @@ def load(path=DEFAULT):
     return list(csv.DictReader(lines))
 
 
+def current_kernels():
+    """{build: generation} of the kernels as they are now (docs/data/kernels.txt)."""
+    text = (ROOT / "docs" / "data" / "kernels.txt").read_text()
+    return dict(ln.split() for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+
+
 def record(rows, path=DEFAULT):
-    """Put `rows` (dicts with FIELDS but cpu and date, which are filled in) into `path`, each replacing the row
-    of the same KEY; the file stays sorted by key."""
+    """Put `rows` (dicts with FIELDS but kernels, cpu and date, which are filled in: the build's current kernel
+    generation, this CPU, today) into `path`, each replacing the row of the same KEY; the file stays sorted."""
     today = str(datetime.date.today())
     cpu = cpu_name()
+    generation = current_kernels()
     table = {tuple(r[k] for k in KEY): r for r in load(path)}
     for r in rows:
         if r["check"] not in CHECKS:
             raise ValueError(f"unknown check {r['check']!r}: one of {', '.join(CHECKS)}")
-        r = {k: str(r.get(k, "")) for k in FIELDS} | {"cpu": cpu, "date": today}
+        r = {k: str(r.get(k, "")) for k in FIELDS} | {"kernels": generation[r["build"]], "cpu": cpu, "date": today}
         table[tuple(r[k] for k in KEY)] = r
     path = pathlib.Path(path)
     with open(path, "w", newline="") as f:

@@ -12,7 +12,7 @@
   measured before it drop out of the README until the CPU is measured again.
 - docs/performance.md's tables per CPU, from the same files: every build measured at its current kernels.
 - docs/accuracy.md's table of measured maxima, from docs/data/accuracy.csv (written by the check tools'
-  --record: tools/accuracy_data.py).
+  --record: tools/accuracy_data.py), its rows at the current kernels only, as for speed.
 
 Each table stands in its page between a `<!-- begin generated: NAME ... -->` line and an
 `<!-- end generated: NAME -->` line; tests/test_doc_tables.py holds the pages equal to this tool's output.
@@ -41,14 +41,7 @@ SPEED_COLUMNS = (
 )
 
 
-def current_kernels(path=DATA / "kernels.txt"):
-    """{build: generation} of the kernels as they are now."""
-    gens = {}
-    for line in pathlib.Path(path).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            build, gen = line.split()
-            gens[build] = gen
-    return gens
+current_kernels = accuracy_data.current_kernels
 
 
 def measured_kernels(meta):
@@ -150,7 +143,9 @@ ACCURACY_BUILDS = ("avx512", "avx2", "generic")
 
 def accuracy_table(path=accuracy_data.DEFAULT):
     """The measured maxima per (function, dtype, check) and build; a blank where none is recorded."""
-    recorded = {(r["function"], r["dtype"], r["check"], r["build"]): r for r in accuracy_data.load(path)}
+    current = current_kernels()
+    recorded = {(r["function"], r["dtype"], r["check"], r["build"]): r for r in accuracy_data.load(path)
+                if r["kernels"] == current.get(r["build"])}    # rows of replaced kernels: not shown
     lines = ["| function | dtype | inputs | bound | " + " | ".join(
                  f"{BUILD_NAMES[b]} build" + (" (and NEON)" if b == "avx2" else "") for b in ACCURACY_BUILDS)
              + " |", "|---|---|---|---:|" + "---:|" * len(ACCURACY_BUILDS)]
