@@ -7,7 +7,8 @@ import operator
 
 import numpy as np
 
-from ._api import _gated, _variant, geglu, geglu_grad, gelu, gelu_grad, gelu_mul, gelu_mul_grad
+from ._api import _variant, gelu, gelu_grad
+from ._api_gated import _gated, geglu, geglu_grad, gelu_mul, gelu_mul_grad
 
 
 def _is_floating(dtype):

@@ -17,7 +17,8 @@ runs on a probe tensor before it is changed. An activation must match the fastge
 (1e-6 absolute + 1e-5 relative: the exact and tanh forms differ by up to 4.7e-4, tanh and sigmoid by 0.02); a
 module with projections must give the output of its own forward to within 1e-3 of the output's size (3e-2 in
 16-bit dtypes), which a swapped gate and up or an extra operation would miss by far. A module that fails, and
-any other module whose class name says GELU or GEGLU, is left alone and listed in the report.
+any other module whose class name says GELU or GEGLU, is left alone and listed in the report. The recognition
+and the probes are fastgelu._torch_probe's, the replaced forwards fastgelu._torch_fused's.
 
 In place: GELU's gradient needs its input, and a module cannot know who else holds the tensor it is given. So
 an activation is applied in place only where the input is known to be a fresh projection output nothing else
@@ -34,25 +35,15 @@ replaced module's own forward, so a patched model moved to another device still 
 Built on fastgelu.torch (a PatchedGELU is a fastgelu.torch.GELU), which does not import this module: it
 loads it on the first use of one of its names (fastgelu.torch.patch, ...), so neither waits on the other.
 """
-import re
 from typing import NamedTuple
 
 import torch
 
 from . import torch as fgt
-from ._torch_fused import _FORWARDS, _Fused, _act, _takes
+from ._torch_fused import _Fused, _act, _takes
+from ._torch_probe import _ACTIVATIONS, _GELU_LIKE, _activation_form, _fused_kind, _inplace_site, _probe_fused
 
 __all__ = ["patch", "unpatch", "PatchedGELU", "PatchReport"]
-
-# activation class name -> fastgelu form (None: read the module's `approximate`, as torch.nn.GELU's)
-_ACTIVATIONS = {
-    "GELU": None, "GELUActivation": "none", "GELUTanh": "tanh", "PytorchGELUTanh": "tanh",
-    "NewGELUActivation": "tanh", "FastGELUActivation": "tanh", "AccurateGELUActivation": "tanh",
-    "QuickGELUActivation": "sigmoid", "QuickGELU": "sigmoid",
-}
-_GELU_LIKE = re.compile(r"ge(glu|lu)", re.IGNORECASE)
-_MLP_LIKE = re.compile(r"(MLP|Mlp|Intermediate|FeedForward|DenseActDense|FFN|Ffn)$")
-
 
 class Replacement(NamedTuple):
     """One site `patch` changed (an entry of ``PatchReport.replaced``).
@@ -184,133 +175,6 @@ class PatchedGELU(fgt.GELU):
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}, inplace={self.inplace}, replaces {type(self.original).__name__}"
-
-
-# ---- recognition --------------------------------------------------------------------------------------------
-
-def _child(m, name, cls=torch.nn.Linear):
-    c = getattr(m, name, None) if name in m._modules else None
-    return c if isinstance(c, cls) else None
-
-
-def _fused_kind(m):
-    """(kind, name of its activation child or None) for a module whose forward patch() knows, else None."""
-    name = type(m).__name__
-    if name == "T5DenseGatedActDense" and _child(m, "wi_0") and _child(m, "wi_1") and _child(m, "wo"):
-        return "t5", "act"
-    if (name.endswith("MLP") and _child(m, "gate_proj") and _child(m, "up_proj") and _child(m, "down_proj")
-            and "act_fn" in m._modules):
-        return "llama", "act_fn"
-    if name == "GluMlp" and _child(m, "fc1") and _child(m, "fc2") and "act" in m._modules:
-        return "glumlp", "act"
-    if _child(m, "proj") is not None and name in ("GEGLU", "GELU", "ApproximateGELU"):
-        return ("geglu" if name == "GEGLU" else "projection"), None
-    return None
-
-
-def _probe_input(m):
-    """A small random input for module `m`, in its first projection's dtype, or a reason why not."""
-    for c in m.children():
-        w = getattr(c, "weight", None)
-        if not (isinstance(w, torch.Tensor) and w.dim() == 2):
-            continue
-        if not _takes(w):
-            return None, f"its weights are {w.dtype} on {w.device}; fastgelu computes float tensors on CPU"
-        n = c.in_features if isinstance(c, torch.nn.Linear) else getattr(c, "nx", w.shape[0])  # Conv1D: (nx, nf)
-        gen = torch.Generator().manual_seed(0)
-        return torch.randn(2, 3, n, generator=gen, dtype=torch.float32).to(w.dtype), None
-    return None, "no Linear to size a probe"
-
-
-def _activation_form(m):
-    """(form, None) when activation module `m` computes a fastgelu form on the probe, else (None, reason)."""
-    name = type(m).__name__
-    if name not in _ACTIVATIONS:
-        return None, "class not known to fastgelu.torch.patch"
-    if any(True for _ in m.children()) or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
-        return None, "has parameters, buffers or children; not an activation module patch() knows"
-    form = _ACTIVATIONS[name]
-    if form is None:  # torch.nn.GELU's attribute; timm's GELU has none (exact)
-        form = getattr(m, "approximate", "none")
-        if form not in ("none", "tanh"):
-            return None, f"approximate={form!r}"
-    x = torch.linspace(-8, 8, 321, dtype=torch.float64)
-    try:
-        with torch.no_grad():
-            y = m(x.clone())
-    except Exception as e:  # a module that cannot take the probe is not one we can vouch for
-        return None, f"probe failed: {type(e).__name__}: {e}"
-    if not (isinstance(y, torch.Tensor) and y.shape == x.shape and y.dtype == x.dtype):
-        return None, "probe output is not a float64 tensor of the input's shape"
-    want = fgt.gelu(x, form)
-    if not bool(((y - want).abs() <= 1e-6 + 1e-5 * want.abs()).all()):
-        err = (y - want).abs().max().item()
-        return None, f"output differs from fastgelu's approximate={form!r} by {err:.3g} on the probe"
-    return form, None
-
-
-class _Modes:
-    """Eval mode for a probe (dropout off, no running statistics updated), every submodule's mode restored."""
-
-    def __init__(self, m):
-        self.m = m
-
-    def __enter__(self):
-        self.saved = [(s, s.training) for s in self.m.modules()]
-        self.m.eval()
-
-    def __exit__(self, *exc):
-        for s, t in self.saved:
-            s.training = t
-
-
-def _close(a, b):
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
-        return False, "output shape differs"
-    tol = 3e-2 if a.dtype in (torch.float16, torch.bfloat16) else 1e-3
-    err = (a.double() - b.double()).abs().max().item()
-    scale = b.double().abs().max().item()
-    return err <= tol * scale, f"differs from its own forward by {err:.3g} (output size {scale:.3g})"
-
-
-def _probe_fused(m, kind, form):
-    x, why = _probe_input(m)
-    if x is None:
-        return why
-    try:
-        with torch.no_grad(), _Modes(m):
-            want = type(m).forward(m, x.clone())
-            got = _FORWARDS[kind](m, form, False, x.clone())
-    except Exception as e:
-        return f"probe failed: {type(e).__name__}: {e}"
-    ok, why = _close(got, want)
-    return None if ok else why
-
-
-def _inplace_site(parent, name, act):
-    """May `act` (a PatchedGELU, child `name` of `parent`) overwrite its input? Only where that input is a fresh
-    projection output nothing else reads (see the module docstring)."""
-    if isinstance(parent, torch.nn.Sequential):
-        keys = list(parent._modules)
-        i = keys.index(name)
-        return i > 0 and type(parent._modules[keys[i - 1]]) is torch.nn.Linear
-    if not _MLP_LIKE.search(type(parent).__name__):
-        return False
-    x, _ = _probe_input(parent)
-    if x is None:
-        return False
-    try:
-        with torch.no_grad(), _Modes(parent):
-            act.inplace = False
-            want = parent(x)
-            x0 = x.clone()
-            act.inplace = True
-            got = parent(x)
-    except Exception:
-        return False
-    finally:
-        act.inplace = False
-    return isinstance(got, torch.Tensor) and torch.equal(got, want) and torch.equal(x, x0)
 
 
 # ---- patch / unpatch ----------------------------------------------------------------------------------------

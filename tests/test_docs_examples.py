@@ -59,7 +59,7 @@ def test_the_pages_python_blocks_run(page, tmp_path, monkeypatch, no_network):
     if not blocks:
         pytest.skip("no Python block")
     monkeypatch.chdir(tmp_path)
-    before = fastgelu._api._threads_setting
+    before = fastgelu._api_config._threads_setting
     namespace = {"__name__": f"docs_{page.stem}"}
     try:
         for line, code, _ in blocks:
@@ -125,7 +125,7 @@ def test_docstring_examples_run(name, obj):
     tests = [t for t in finder.find(obj, name, globs={}) if t.examples]
     assert tests, f"{name}: no doctest example"
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    before = fastgelu._api._threads_setting
+    before = fastgelu._api_config._threads_setting
     try:
         for t in tests:
             runner.run(t)

@@ -49,7 +49,7 @@ def test_the_setting_comes_back_when_the_block_raises():
                                                (1.5, TypeError, "n must be an integer or None; got float"),
                                                (0, ValueError, "n must be >= 1, got 0")])
 def test_bad_values_name_the_argument_and_change_nothing(bad, error, match):
-    before = fastgelu._api._threads_setting
+    before = fastgelu._api_config._threads_setting
     with pytest.raises(error, match=f"set_num_threads: {match}"):
         fastgelu.set_num_threads(bad)
-    assert fastgelu._api._threads_setting == before
+    assert fastgelu._api_config._threads_setting == before
