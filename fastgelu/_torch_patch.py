@@ -43,7 +43,8 @@ from . import torch as fgt
 from ._torch_fused import _Fused, _act, _takes
 from ._torch_probe import _ACTIVATIONS, _GELU_LIKE, _activation_form, _fused_kind, _inplace_site, _probe_fused
 
-__all__ = ["patch", "unpatch", "PatchedGELU", "PatchReport"]
+__all__ = ["patch", "unpatch", "PatchedGELU", "PatchReport", "Replacement", "LeftAlone"]
+
 
 class Replacement(NamedTuple):
     """One site `patch` changed (an entry of ``PatchReport.replaced``).
@@ -62,6 +63,14 @@ class Replacement(NamedTuple):
     inplace : bool or None
         The in-place policy at this site: None (in place when no autograd graph needs the input), True,
         or False (never).
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> report = fgt.patch(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU()))
+    >>> site = report.replaced[0]
+    >>> site.path, site.kind, site.form, site.inplace
+    ('1', 'activation', 'none', None)
     """
     path: str
     cls: str
@@ -81,6 +90,13 @@ class LeftAlone(NamedTuple):
         Its class name.
     reason : str
         Why: class not known, its probe failed (and by how much), its forward already wrapped, ...
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> report = fgt.patch(torch.nn.GELU())   # a model that is a GELU has no parent to put fastgelu's into
+    >>> report.left_alone[0]
+    LeftAlone(path='', cls='GELU', reason='the model itself: patch its parent')
     """
     path: str
     cls: str

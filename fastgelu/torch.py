@@ -360,7 +360,8 @@ class GeGLU(torch.nn.Module):
         return f"approximate={self.approximate!r}" + (f", dim={self.dim}" if self.dim != -1 else "")
 
 
-_PATCHING = ("patch", "unpatch", "PatchedGELU", "PatchReport")
+# the patching names, and the types of a PatchReport's entries (documented, not in __all__)
+_PATCHING = ("patch", "unpatch", "PatchedGELU", "PatchReport", "Replacement", "LeftAlone")
 
 
 def __getattr__(name):
