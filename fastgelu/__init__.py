@@ -15,9 +15,9 @@ if not any(_os.path.exists(_os.path.join(_here, "_kernels_generic" + _s)) for _s
         "in place, run `pip install -e .` in it.")
 
 from . import ufuncs  # noqa: E402
-from ._api import (  # noqa: E402
-    geglu, geglu_grad, gelu, gelu_grad, gelu_mul, gelu_mul_grad, get_config, get_num_threads, set_num_threads,
-    show_config)
+from ._api import gelu, gelu_grad  # noqa: E402
+from ._api_config import get_config, get_num_threads, set_num_threads, show_config  # noqa: E402
+from ._api_gated import geglu, geglu_grad, gelu_mul, gelu_mul_grad  # noqa: E402
 from ._module import GELU, GeGLU  # noqa: E402
 
 __all__ = ["gelu", "gelu_grad", "gelu_mul", "gelu_mul_grad", "geglu", "geglu_grad", "GELU", "GeGLU", "ufuncs",

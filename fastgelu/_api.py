@@ -1,15 +1,11 @@
-"""The Python surface: variant choice, the calls, and thread control (the argument checks are _args.py's,
-tensors go through _torch_bridge.py). No numerics here: every element is computed by the ufuncs, which also
-supply out=, where=, casting, broadcasting and __array_ufunc__ dispatch (dask, xarray)."""
-import operator
-import sys
-
+"""The Python surface: variant choice and the calls gelu and gelu_grad (the gated calls are _api_gated.py's,
+thread control and the configuration _api_config.py's; the argument checks are _args.py's, tensors go through
+_torch_bridge.py). No numerics here: every element is computed by the ufuncs, which also supply out=, where=,
+casting, broadcasting and __array_ufunc__ dispatch (dask, xarray)."""
 import numpy as np
 
 from . import _lists, _torch_bridge, ufuncs
-from ._args import (_BIAS_CODES, _as_splittable, _check_bias, _check_fallback_out, _check_out,
-                    _check_real, _fused_bias_ok, _grad_dtype, _halves)
-
+from ._args import _BIAS_CODES, _check_bias, _check_fallback_out, _check_real, _fused_bias_ok
 
 
 def _by_variant(*suffixes):
@@ -63,11 +59,76 @@ def _kernels():
 
 
 def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
-    """GELU(x) elementwise, or GELU(x + bias) in one pass with `bias` running along the last axis.
+    """GELU(x) elementwise, or GELU(x + bias) in one pass.
 
-    approximate: "none" (exact, x*Phi(x)), "tanh" (0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))) or
-    "sigmoid" (x*sigmoid(1.702x)). out=x works in place without temporary memory. Other keywords go to
-    the ufunc (where=, dtype=, casting=, ...). Scalars give scalars; integers give float64 like np.exp.
+    A NumPy ufunc call underneath (`fastgelu.ufuncs.gelu`, `gelu_tanh` or `gelu_sigmoid`): broadcasting,
+    ``out=``, ``where=``, ``dtype=`` and ``casting=`` work as for `numpy.exp`, and dask or xarray arrays are
+    handled by their ``__array_ufunc__``. Large calls run on OpenMP threads with the GIL released.
+
+    Parameters
+    ----------
+    x : array_like
+        Real numbers: float16, float32, float64, bfloat16 (with ml_dtypes), integers or bool. Integers and
+        bool are computed in the float type `numpy.exp` gives them (bool, int8, uint8: float16; int16,
+        uint16: float32; wider: float64).
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form: "none" is the exact x * Phi(x) (Phi the standard normal CDF; BERT, ViT), "tanh" is
+        0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (GPT-2), "sigmoid" is x * sigmoid(1.702 x) (CLIP's
+        QuickGELU). Default "none".
+    bias : array_like, optional
+        A 1-d array as long as x's last axis: GELU(x + bias) is computed in one pass (a Linear layer's bias,
+        then its GELU), with the bits of ``gelu(x + bias)``.
+    out : ndarray, optional
+        Where to write the result; ``out=x`` works in place without temporary memory.
+    **ufunc_kwargs
+        Other keywords of a ufunc call (``where=``, ``dtype=``, ``casting=``, ``order=``, ...).
+
+    Returns
+    -------
+    ndarray or scalar
+        GELU(x), of x's float type; `out` itself when given; a NumPy scalar for a scalar x.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; `bias` is not 1-d along x's last axis; `out` has the
+        wrong shape or is read-only.
+    TypeError
+        x or `bias` holds no real numbers (complex, strings, objects, a ragged list) or long double, for
+        which no kernel exists; `out` is not an array, or the result cannot be cast to its dtype.
+
+    See Also
+    --------
+    gelu_grad : its gradient.
+    GELU : a layer object that keeps the input for the backward pass.
+    fastgelu.torch.gelu : the same on PyTorch tensors, differentiable.
+
+    Notes
+    -----
+    Accuracy: within 2 ULP in float32 and 4 ULP in float64, correctly rounded in float16 and bfloat16
+    (the contract and the measured maxima: docs/accuracy.md).
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    >>> fastgelu.gelu(x).round(4)
+    array([-0.0455, -0.1587,  0.    ,  0.8413,  1.9545])
+    >>> fastgelu.gelu(x, approximate="tanh").round(4)
+    array([-0.0454, -0.1588,  0.    ,  0.8412,  1.9546])
+
+    In place, and with a bias along the last axis:
+
+    >>> x32 = x.astype(np.float32)
+    >>> fastgelu.gelu(x32, out=x32) is x32
+    True
+    >>> fastgelu.gelu(np.array([[0.5, -0.5]]), bias=np.array([0.5, 0.5])).round(4)
+    array([[0.8413, 0.    ]])
+
+    Integers give the float type `numpy.exp` gives them:
+
+    >>> fastgelu.gelu(np.arange(3, dtype=np.int8))
+    array([0.    , 0.8413, 1.954 ], dtype=float16)
     """
     if type(x) is _NDARRAY and bias is None and not ufunc_kwargs and type(approximate) is str:
         # the common call, straight to the ufunc: any dtype it has no loop for raises TypeError and takes the
@@ -87,8 +148,59 @@ def gelu(x, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
 
 
 def gelu_grad(x, grad_output=None, approximate="none", *, bias=None, out=None, **ufunc_kwargs):
-    """grad_output * GELU'(x) elementwise (GELU'(x) itself when grad_output is None); with `bias`, the
-    gradient at x + bias."""
+    """grad_output * GELU'(x) elementwise: the gradient of `gelu` at x.
+
+    A ufunc call underneath (`fastgelu.ufuncs.gelu_grad`, `gelu_tanh_grad` or `gelu_sigmoid_grad`) with
+    NumPy's broadcasting and keywords, as for `gelu`.
+
+    Parameters
+    ----------
+    x : array_like
+        The input GELU was applied to (not its output). Real numbers, as for `gelu`.
+    grad_output : array_like, optional
+        The gradient flowing back, dy; broadcasts against x. None (the default) gives GELU'(x) itself.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form GELU was computed in (see `gelu`). Default "none".
+    bias : array_like, optional
+        A 1-d array as long as x's last axis: the gradient at x + bias, in one pass.
+    out : ndarray, optional
+        Where to write the result; ``out=x`` or ``out=grad_output`` works in place.
+    **ufunc_kwargs
+        Other keywords of a ufunc call (``where=``, ``dtype=``, ``casting=``, ...).
+
+    Returns
+    -------
+    ndarray or scalar
+        grad_output * GELU'(x) in the float type of x and grad_output; `out` itself when given.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; x, grad_output and `out` do not broadcast together;
+        `bias` is not 1-d along x's last axis; `out` is read-only.
+    TypeError
+        x, grad_output or `bias` holds no real numbers or long double; `out` is not an array, or the result
+        cannot be cast to its dtype.
+
+    See Also
+    --------
+    gelu : the forward.
+    gelu_mul_grad : the gradients of the gated form.
+
+    Notes
+    -----
+    GELU'(x) is within 2 ULP in float32; a grad_output other than 1 adds the product's rounding
+    (docs/accuracy.md states the bound and the measured maxima).
+
+    Examples
+    --------
+    >>> import numpy as np, fastgelu
+    >>> x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    >>> fastgelu.gelu_grad(x).round(4)
+    array([-0.0852, -0.0833,  0.5   ,  1.0833,  1.0852])
+    >>> fastgelu.gelu_grad(x, np.full(5, 2.0)).round(4)
+    array([-0.1705, -0.1666,  1.    ,  2.1666,  2.1705])
+    """
     if bias is None and not ufunc_kwargs and type(x) is np.ndarray and x.dtype in _FLOATS and (
             grad_output is None or (type(grad_output) is np.ndarray and grad_output.dtype in _FLOATS)):
         pair = VARIANTS.get(approximate) if type(approximate) is str else None
@@ -116,128 +228,3 @@ _NDARRAY = np.ndarray
 _FLOATS = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
 for _a in _FLOATS.values():
     _a.flags.writeable = False
-
-
-def _kernel_modules():
-    return [m for name, m in sys.modules.items() if name.startswith("fastgelu._kernels_") and m is not None]
-
-
-def set_num_threads(n):
-    """Use at most n threads per call in every thread of this process (default: OpenMP's own limit,
-    OMP_NUM_THREADS or threadpoolctl)."""
-    n = operator.index(n)
-    if n < 1:
-        raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
-    for m in _kernel_modules():
-        m._set_threads(n)
-
-
-def get_num_threads():
-    """Threads a large call from this thread would use now: OpenMP's limit (OMP_NUM_THREADS,
-    threadpoolctl), set_num_threads, the CPUs this process may use (affinity mask, cgroup CPU quota), and
-    fewer for a while when other processes hold the cores (parallel calls ran late)."""
-    return ufuncs._kernels._max_threads()
-
-
-def get_config():
-    from . import __version__, _dispatch, _threads
-    return {
-        "version": __version__,
-        "isa": ufuncs.ISA,
-        "isa_available": _dispatch.available(),
-        "isa_built": _dispatch.built(),
-        "float32": (f"float32 arithmetic, {ufuncs._kernels.F32_SIMD}" if ufuncs._kernels.F32_SIMD else
-                    "computed in double, rounded once"),
-        "openmp": ufuncs._kernels.OPENMP,
-        "build": "parallel (OpenMP)" if ufuncs._kernels.OPENMP else
-                 "SERIAL: built without OpenMP, every call runs on one thread (rebuild with an OpenMP compiler)",
-        "num_threads": get_num_threads(),
-        "threads_from": _threads.explain(ufuncs._kernels._backoff()),
-        "numpy": np.__version__,
-    }
-
-
-def show_config():
-    for key, value in get_config().items():
-        if isinstance(value, list):
-            value = ", ".join(value)
-        print(f"{key:>14}: {value}")
-
-
-# ---- gated GELU: GELU(gate) * up ------------------------------------------------------------------------
-
-# approximate= -> (gated forward ufunc, gated gradient ufunc)
-GATED = _by_variant("_mul", "_mul_grad")
-
-
-def _gated(approximate, who):
-    return _lookup(GATED, approximate, who)
-
-
-def _call_gated(ufunc, args, out, kwargs):
-    if _torch_bridge.any_tensor(*args, out):
-        return _torch_bridge.call(lambda *a, out: _call_gated(ufunc, a, out, kwargs), args, out)
-    return ufunc(*args, **kwargs) if out is None else ufunc(*args, out=out, **kwargs)
-
-
-def gelu_mul(gate, up, approximate="none", *, out=None, **ufunc_kwargs):
-    """GELU(gate) * up elementwise in one pass (gated GELU, "GeGLU"), broadcasting like a ufunc.
-
-    approximate: "none", "tanh" or "sigmoid" as for `gelu`. out=gate or out=up works in place without
-    temporary memory. Other keywords go to the ufunc (where=, dtype=, casting=, ...).
-    """
-    if type(gate) is _NDARRAY and type(up) is _NDARRAY and not ufunc_kwargs and type(approximate) is str:
-        pair = GATED.get(approximate)
-        if pair is not None and (out is None or type(out) is _NDARRAY):
-            try:
-                return pair[0](gate, up) if out is None else pair[0](gate, up, out)
-            except TypeError:  # no loop for these dtypes: the checks below name the argument
-                pass
-    fwd, _ = _gated(approximate, "gelu_mul")
-    _check_real("gelu_mul", "gate", gate)
-    _check_real("gelu_mul", "up", up)
-    out = _check_out("gelu_mul", out, 1)
-    return _call_gated(fwd, (gate, up), out, ufunc_kwargs)
-
-
-def gelu_mul_grad(gate, up, grad_output, approximate="none", *, out=None, **ufunc_kwargs):
-    """The gradients of gelu_mul in one pass: (dgate, dup) = (dy * up * GELU'(gate), dy * GELU(gate)) with
-    dy = grad_output. out: None or a tuple (dgate_out, dup_out), either of them None."""
-    _, grad = _gated(approximate, "gelu_mul_grad")
-    _check_real("gelu_mul_grad", "gate", gate)
-    _check_real("gelu_mul_grad", "up", up)
-    _check_real("gelu_mul_grad", "grad_output", grad_output)
-    out = _check_out("gelu_mul_grad", out, 2)
-    return _call_gated(grad, (gate, up, grad_output), out, ufunc_kwargs)
-
-
-def geglu(x, approximate="none", *, axis=-1, out=None, **ufunc_kwargs):
-    """GELU(gate) * up with gate and up the first and second halves of x along `axis` (vLLM/sglang's
-    `gelu_and_mul` order); the result has half x's length along that axis. An odd length is a ValueError."""
-    _gated(approximate, "geglu")
-    x = _as_splittable("geglu", x)
-    _check_real("geglu", "x", x)
-    g, u, _ = _halves("geglu", x, axis)
-    return gelu_mul(x[g], x[u], approximate, out=out, **ufunc_kwargs)
-
-
-def geglu_grad(x, grad_output, approximate="none", *, axis=-1, out=None):
-    """The gradient of geglu for x: (dgate, dup) written into the two halves of one array shaped like x
-    (`out`, or a new one), in one pass."""
-    grad = _gated(approximate, "geglu_grad")[1]
-    x = _as_splittable("geglu_grad", x)
-    _check_real("geglu_grad", "x", x)
-    _check_real("geglu_grad", "grad_output", grad_output)
-    g, u, _ = _halves("geglu_grad", x, axis)
-    if out is None:
-        if type(x) is not np.ndarray:
-            raise TypeError("geglu_grad: x must be a NumPy array (or give out=)")
-        out = np.empty(x.shape, _grad_dtype(grad, x, grad_output))
-    elif not isinstance(out, np.ndarray):
-        raise TypeError(f"geglu_grad: out must be a NumPy array shaped like x; got {type(out).__name__}")
-    if out.shape != np.shape(x):
-        raise ValueError(f"geglu_grad: out must have x's shape {np.shape(x)}; got {out.shape}")
-    if np.shares_memory(out, x):
-        raise ValueError("geglu_grad: out must not share memory with x (each half is read by both outputs)")
-    gelu_mul_grad(x[g], x[u], grad_output, approximate, out=(out[g], out[u]))
-    return out

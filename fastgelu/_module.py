@@ -7,7 +7,8 @@ import operator
 
 import numpy as np
 
-from ._api import _gated, _variant, geglu, geglu_grad, gelu, gelu_grad, gelu_mul, gelu_mul_grad
+from ._api import _variant, gelu, gelu_grad
+from ._api_gated import _gated, geglu, geglu_grad, gelu_mul, gelu_mul_grad
 
 
 def _is_floating(dtype):
@@ -54,19 +55,32 @@ class _Layer:
 
 
 class GELU(_Layer):
-    """Gaussian Error Linear Unit layer: ``GELU(x) = x * Phi(x)`` elementwise.
+    """Gaussian Error Linear Unit layer, ``GELU(x) = x * Phi(x)``, for NumPy code doing its own backpropagation.
+
+    Shaped like ``torch.nn.GELU``: ``y = layer(x)`` (or ``layer.forward(x)``), then
+    ``dx = layer.backward(dy)``.
 
     Parameters
     ----------
-    approximate : {"none", "tanh", "sigmoid"}
+    approximate : {"none", "tanh", "sigmoid"}, optional
         "none" is the exact x*Phi(x); "tanh" is 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))) (GPT-2);
-        "sigmoid" is x*sigmoid(1.702x).
-    inplace : bool
+        "sigmoid" is x*sigmoid(1.702x). Default "none".
+    inplace : bool, optional
         Write the result into the input array and return that array (it must be a writable NumPy array
-        of a floating dtype: float16, float32, float64 or bfloat16).
+        of a floating dtype: float16, float32, float64 or bfloat16). Default False.
 
-    Backward pass and memory
-    ------------------------
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms.
+
+    See Also
+    --------
+    fastgelu.gelu, fastgelu.gelu_grad : the functions the layer calls.
+    fastgelu.torch.GELU : the PyTorch module.
+
+    Notes
+    -----
     ``forward`` remembers its input so that ``backward(grad_output)`` can return
     ``grad_output * GELU'(x)``; only the last forward's input is kept.
 
@@ -101,7 +115,16 @@ class GELU(_Layer):
         self.inplace = bool(inplace)
 
     def forward(self, x):
-        """GELU(x); with inplace=True the result is written into x and x is returned."""
+        """GELU(x); with inplace=True the result is written into x and x is returned.
+
+        Raises
+        ------
+        TypeError
+            x holds no real numbers (as for `fastgelu.gelu`); with inplace=True, x is not a NumPy array of
+            a floating dtype.
+        ValueError
+            With inplace=True, x is read-only.
+        """
         if not self.inplace:
             y = gelu(x, self.approximate)  # checks x before anything is remembered
             self._saved = x
@@ -121,11 +144,22 @@ class GELU(_Layer):
 
     def backward(self, grad_output):
         """grad_output * GELU'(x), x being the input of the last forward, shaped like x (a grad_output that
-        broadcast x to a larger shape gives the sum over the broadcast axes, as autograd does)."""
+        broadcast x to a larger shape gives the sum over the broadcast axes, as autograd does).
+
+        Raises
+        ------
+        RuntimeError
+            No forward has run since the layer was made or cleared.
+        ValueError
+            grad_output does not broadcast against x.
+        TypeError
+            grad_output holds no real numbers.
+        """
         x = self._inputs()
         return _sum_to(gelu_grad(x, grad_output, self.approximate), np.shape(x))
 
     def extra_repr(self):
+        """The arguments shown by repr()."""
         s = f"approximate={self.approximate!r}"
         return s + ", inplace=True" if self.inplace else s
 
@@ -140,11 +174,25 @@ class GeGLU(_Layer):
 
     Parameters
     ----------
-    approximate : {"none", "tanh", "sigmoid"}
-        As for GELU; Gemma uses "tanh".
-    axis : int
-        The axis x is split along in the one-argument form.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        As for GELU; Gemma uses "tanh". Default "none".
+    axis : int, optional
+        The axis x is split along in the one-argument form. Default -1.
 
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms.
+    TypeError
+        `axis` is not an integer.
+
+    See Also
+    --------
+    fastgelu.geglu, fastgelu.gelu_mul : the functions the layer calls.
+    fastgelu.torch.GeGLU : the PyTorch module.
+
+    Notes
+    -----
     Forward keeps references (no copies) to its inputs for backward: do not modify them in between.
 
     Examples
@@ -168,7 +216,15 @@ class GeGLU(_Layer):
             raise TypeError(f"GeGLU: axis must be an integer; got {type(axis).__name__}") from None
 
     def forward(self, x, up=None):
-        """GELU(gate) * up, from halves of x or from (gate, up)."""
+        """GELU(gate) * up, from halves of x or from (gate, up).
+
+        Raises
+        ------
+        ValueError
+            x has an odd length along the axis, or gate and up do not broadcast together.
+        TypeError
+            An input holds no real numbers.
+        """
         if up is None:
             y = geglu(x, self.approximate, axis=self.axis)
             self._saved = (x,)
@@ -178,7 +234,13 @@ class GeGLU(_Layer):
         return y
 
     def backward(self, grad_output):
-        """dx for forward(x), or (dgate, dup) for forward(gate, up)."""
+        """dx for forward(x), or (dgate, dup) for forward(gate, up).
+
+        Raises
+        ------
+        RuntimeError
+            No forward has run since the layer was made or cleared.
+        """
         saved = self._inputs()
         if len(saved) == 1:
             return geglu_grad(saved[0], grad_output, self.approximate, axis=self.axis)
@@ -187,5 +249,6 @@ class GeGLU(_Layer):
         return _sum_to(dgate, np.shape(gate)), _sum_to(dup, np.shape(up))
 
     def extra_repr(self):
+        """The arguments shown by repr()."""
         s = f"approximate={self.approximate!r}"
         return s + f", axis={self.axis}" if self.axis != -1 else s

@@ -68,10 +68,35 @@ def _bfloat16():
 
 
 def as_numpy(t):
-    """A NumPy array over the memory of CPU tensor `t`, same shape and strides, no copy.
+    """A NumPy array over the memory of CPU tensor `t`: same shape and strides, no copy.
 
-    bfloat16 (which NumPy lacks) is viewed as int16 by torch and as ml_dtypes.bfloat16 by NumPy.
-    Writing into the array writes into the tensor.
+    Writing into the array writes into the tensor, so fastgelu's NumPy functions can compute into a tensor's
+    memory (``fastgelu.gelu(a, out=a)``). Autograd does not see such writes.
+
+    Parameters
+    ----------
+    t : torch.Tensor
+        A CPU tensor. bfloat16, which NumPy lacks, needs ml_dtypes (the array's dtype is
+        ``ml_dtypes.bfloat16``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The view.
+
+    Raises
+    ------
+    TypeError
+        `t` is on another device than the CPU, or has a dtype NumPy cannot view (PyTorch's own error).
+
+    Examples
+    --------
+    >>> import torch, fastgelu, fastgelu.torch as fgt
+    >>> t = torch.tensor([-1.0, 0.0, 1.0])
+    >>> a = fgt.as_numpy(t)
+    >>> _ = fastgelu.gelu(a, out=a)
+    >>> t.round(decimals=4)
+    tensor([-0.1587,  0.0000,  0.8413])
     """
     return _view(t.detach())
 

@@ -5,7 +5,7 @@ import torch
 import torch.autograd.forward_ad as _fwAD
 
 from . import torch as fgt
-from ._api import gelu_mul as _np_gelu_mul
+from ._api_gated import gelu_mul as _np_gelu_mul
 from ._torch_common import _DTYPES
 
 

@@ -9,7 +9,7 @@ shape, summed back to each input's shape by the autograd formula. Reverse mode (
 GELU'' in torch operations), forward mode, vmap and fake kernels as for fastgelu::gelu."""
 import torch
 
-from ._api import _gated
+from ._api_gated import _gated
 from ._torch_common import (_batch_first, _beside_intra_op_pool, _check_dtype_layout, _check_tensor,
                             _differentiable, _function, _functorch_active, _operator, _second_derivative,
                             _unwatched, _vmap, as_numpy)

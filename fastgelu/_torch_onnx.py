@@ -51,9 +51,41 @@ def _register_onnx_legacy():
 
 
 def onnx_translation_table(opset=20):
-    """{operator: onnxscript function} for ``torch.onnx.export(..., dynamo=True,
-    custom_translation_table=fastgelu.torch.onnx_translation_table())``: fastgelu::gelu becomes ONNX's Gelu
-    (opset >= 20, with its `approximate` attribute) or the equivalent graph (older opsets, and the sigmoid form).
+    """A translation of ``fastgelu::gelu`` for the dynamo ONNX exporter's ``custom_translation_table``.
+
+    Not needed for a plain ``torch.onnx.export(model, args)``: the default exporter already decomposes
+    fastgelu's operators into PyTorch's GELU, sigmoid and multiply. The table makes the mapping explicit.
+
+    Parameters
+    ----------
+    opset : int, optional
+        The ONNX opset exported to. From 20 on, ``fastgelu::gelu`` becomes ONNX's ``Gelu`` with its
+        `approximate` attribute; below, the equivalent ``Erf`` or ``Tanh`` graph. The sigmoid form is
+        ``x * Sigmoid(1.702 x)`` at every opset. Default 20.
+
+    Returns
+    -------
+    dict
+        ``{operator: onnxscript function}``.
+
+    Raises
+    ------
+    ImportError
+        onnxscript is not installed (``pip install "fastgelu[onnx]"``).
+
+    Notes
+    -----
+    ONNX Runtime then computes the graph with its own GELU: an exported model has ONNX Runtime's accuracy,
+    not fastgelu's.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> table = fgt.onnx_translation_table(opset=20)
+    >>> list(table) == [torch.ops.fastgelu.gelu.default]
+    True
+
+    Then ``torch.onnx.export(model, args, "model.onnx", dynamo=True, custom_translation_table=table)``.
     """
     import onnxscript
     from onnxscript import opset18 as op

@@ -17,7 +17,8 @@ runs on a probe tensor before it is changed. An activation must match the fastge
 (1e-6 absolute + 1e-5 relative: the exact and tanh forms differ by up to 4.7e-4, tanh and sigmoid by 0.02); a
 module with projections must give the output of its own forward to within 1e-3 of the output's size (3e-2 in
 16-bit dtypes), which a swapped gate and up or an extra operation would miss by far. A module that fails, and
-any other module whose class name says GELU or GEGLU, is left alone and listed in the report.
+any other module whose class name says GELU or GEGLU, is left alone and listed in the report. The recognition
+and the probes are fastgelu._torch_probe's, the replaced forwards fastgelu._torch_fused's.
 
 In place: GELU's gradient needs its input, and a module cannot know who else holds the tensor it is given. So
 an activation is applied in place only where the input is known to be a fresh projection output nothing else
@@ -34,43 +35,96 @@ replaced module's own forward, so a patched model moved to another device still 
 Built on fastgelu.torch (a PatchedGELU is a fastgelu.torch.GELU), which does not import this module: it
 loads it on the first use of one of its names (fastgelu.torch.patch, ...), so neither waits on the other.
 """
-import re
 from typing import NamedTuple
 
 import torch
 
 from . import torch as fgt
-from ._torch_fused import _FORWARDS, _Fused, _act, _takes
+from ._torch_fused import _Fused, _act, _takes
+from ._torch_probe import _ACTIVATIONS, _GELU_LIKE, _activation_form, _fused_kind, _inplace_site, _probe_fused
 
-__all__ = ["patch", "unpatch", "PatchedGELU", "PatchReport"]
-
-# activation class name -> fastgelu form (None: read the module's `approximate`, as torch.nn.GELU's)
-_ACTIVATIONS = {
-    "GELU": None, "GELUActivation": "none", "GELUTanh": "tanh", "PytorchGELUTanh": "tanh",
-    "NewGELUActivation": "tanh", "FastGELUActivation": "tanh", "AccurateGELUActivation": "tanh",
-    "QuickGELUActivation": "sigmoid", "QuickGELU": "sigmoid",
-}
-_GELU_LIKE = re.compile(r"ge(glu|lu)", re.IGNORECASE)
-_MLP_LIKE = re.compile(r"(MLP|Mlp|Intermediate|FeedForward|DenseActDense|FFN|Ffn)$")
+__all__ = ["patch", "unpatch", "PatchedGELU", "PatchReport", "Replacement", "LeftAlone"]
 
 
 class Replacement(NamedTuple):
-    path: str     # module path in the model ("" is the model itself)
-    cls: str      # class name of the module replaced or whose forward was replaced
-    form: str     # fastgelu's approximate: "none", "tanh" or "sigmoid"
-    kind: str     # "activation", "gated" (gelu_mul) or "projection" (the module's own Linear, then GELU)
-    inplace: bool | None  # the in-place policy at this site (False: never)
+    """One site `patch` changed (an entry of ``PatchReport.replaced``).
+
+    Attributes
+    ----------
+    path : str
+        The module's path in the model ("" is the model itself).
+    cls : str
+        The class name of the module replaced, or of the module whose forward was replaced.
+    form : str
+        fastgelu's `approximate` there: "none", "tanh" or "sigmoid".
+    kind : str
+        "activation" (a GELU module replaced by a `PatchedGELU`), "gated" (a gated MLP's forward through
+        ``gelu_mul``) or "projection" (a module's own Linear, then fastgelu's GELU).
+    inplace : bool or None
+        The in-place policy at this site: None (in place when no autograd graph needs the input), True,
+        or False (never).
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> report = fgt.patch(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU()))
+    >>> site = report.replaced[0]
+    >>> site.path, site.kind, site.form, site.inplace
+    ('1', 'activation', 'none', None)
+    """
+    path: str
+    cls: str
+    form: str
+    kind: str
+    inplace: bool | None
 
 
 class LeftAlone(NamedTuple):
+    """A GELU-like module `patch` did not change (an entry of ``PatchReport.left_alone``).
+
+    Attributes
+    ----------
+    path : str
+        The module's path in the model.
+    cls : str
+        Its class name.
+    reason : str
+        Why: class not known, its probe failed (and by how much), its forward already wrapped, ...
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> report = fgt.patch(torch.nn.GELU())   # a model that is a GELU has no parent to put fastgelu's into
+    >>> report.left_alone[0]
+    LeftAlone(path='', cls='GELU', reason='the model itself: patch its parent')
+    """
     path: str
     cls: str
     reason: str
 
 
 class PatchReport:
-    """What patch() did: `replaced` (Replacement tuples) and `left_alone` (LeftAlone tuples: GELU-like modules
-    it did not recognise, or whose probe failed). len() is the number replaced; str() a table."""
+    """What `patch` did: the sites it changed and the GELU-like modules it left alone.
+
+    ``len(report)`` is the number of sites changed; ``print(report)`` shows one line a site.
+
+    Attributes
+    ----------
+    replaced : list of Replacement
+        Each site changed: path, class, form, kind and in-place policy.
+    left_alone : list of LeftAlone
+        GELU-like modules it did not recognise, or whose probe failed, with the reason.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 4))
+    >>> report = fgt.patch(model)
+    >>> report
+    <PatchReport: 1 replaced, 0 left alone>
+    >>> report.replaced[0]
+    Replacement(path='1', cls='GELU', form='none', kind='activation', inplace=None)
+    """
 
     def __init__(self):
         self.replaced = []
@@ -93,8 +147,33 @@ class PatchReport:
 # ---- the activation module ----------------------------------------------------------------------------------
 
 class PatchedGELU(fgt.GELU):
-    """fastgelu.torch.GELU put in place of `original` by patch(); unpatch() puts `original` back. `inplace`: the
-    in-place policy of its site (None, True or False; see fastgelu.torch.patch)."""
+    """The `GELU` that `patch` puts in place of a GELU module; `unpatch` puts the original back.
+
+    Made by `patch`, not by hand. Tensors fastgelu does not compute on (other devices, integer or quantized
+    dtypes) go through the original module's forward.
+
+    Parameters
+    ----------
+    original : torch.nn.Module
+        The module replaced (kept outside the module tree: ``state_dict`` keys are unchanged).
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form the original computes. Default "none".
+    inplace : bool or None, optional
+        The in-place policy of its site (see `patch`). Default False.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU("tanh"))
+    >>> _ = fgt.patch(model)
+    >>> model[1]
+    PatchedGELU(approximate='tanh', inplace=None, replaces GELU)
+    """
 
     def __init__(self, original, approximate="none", inplace=False):
         super().__init__(approximate)
@@ -102,6 +181,8 @@ class PatchedGELU(fgt.GELU):
         self.__dict__["original"] = original  # not a submodule: named_modules() and state_dict() as before
 
     def forward(self, input):
+        """GELU(input) by fastgelu, in place where the site's policy allows; the original's forward for
+        tensors fastgelu does not take."""
         if isinstance(input, torch.fx.Proxy):
             return fgt.gelu(input, self.approximate)
         if not _takes(input):
@@ -112,133 +193,6 @@ class PatchedGELU(fgt.GELU):
         return f"approximate={self.approximate!r}, inplace={self.inplace}, replaces {type(self.original).__name__}"
 
 
-# ---- recognition --------------------------------------------------------------------------------------------
-
-def _child(m, name, cls=torch.nn.Linear):
-    c = getattr(m, name, None) if name in m._modules else None
-    return c if isinstance(c, cls) else None
-
-
-def _fused_kind(m):
-    """(kind, name of its activation child or None) for a module whose forward patch() knows, else None."""
-    name = type(m).__name__
-    if name == "T5DenseGatedActDense" and _child(m, "wi_0") and _child(m, "wi_1") and _child(m, "wo"):
-        return "t5", "act"
-    if (name.endswith("MLP") and _child(m, "gate_proj") and _child(m, "up_proj") and _child(m, "down_proj")
-            and "act_fn" in m._modules):
-        return "llama", "act_fn"
-    if name == "GluMlp" and _child(m, "fc1") and _child(m, "fc2") and "act" in m._modules:
-        return "glumlp", "act"
-    if _child(m, "proj") is not None and name in ("GEGLU", "GELU", "ApproximateGELU"):
-        return ("geglu" if name == "GEGLU" else "projection"), None
-    return None
-
-
-def _probe_input(m):
-    """A small random input for module `m`, in its first projection's dtype, or a reason why not."""
-    for c in m.children():
-        w = getattr(c, "weight", None)
-        if not (isinstance(w, torch.Tensor) and w.dim() == 2):
-            continue
-        if not _takes(w):
-            return None, f"its weights are {w.dtype} on {w.device}; fastgelu computes float tensors on CPU"
-        n = c.in_features if isinstance(c, torch.nn.Linear) else getattr(c, "nx", w.shape[0])  # Conv1D: (nx, nf)
-        gen = torch.Generator().manual_seed(0)
-        return torch.randn(2, 3, n, generator=gen, dtype=torch.float32).to(w.dtype), None
-    return None, "no Linear to size a probe"
-
-
-def _activation_form(m):
-    """(form, None) when activation module `m` computes a fastgelu form on the probe, else (None, reason)."""
-    name = type(m).__name__
-    if name not in _ACTIVATIONS:
-        return None, "class not known to fastgelu.torch.patch"
-    if any(True for _ in m.children()) or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
-        return None, "has parameters, buffers or children; not an activation module patch() knows"
-    form = _ACTIVATIONS[name]
-    if form is None:  # torch.nn.GELU's attribute; timm's GELU has none (exact)
-        form = getattr(m, "approximate", "none")
-        if form not in ("none", "tanh"):
-            return None, f"approximate={form!r}"
-    x = torch.linspace(-8, 8, 321, dtype=torch.float64)
-    try:
-        with torch.no_grad():
-            y = m(x.clone())
-    except Exception as e:  # a module that cannot take the probe is not one we can vouch for
-        return None, f"probe failed: {type(e).__name__}: {e}"
-    if not (isinstance(y, torch.Tensor) and y.shape == x.shape and y.dtype == x.dtype):
-        return None, "probe output is not a float64 tensor of the input's shape"
-    want = fgt.gelu(x, form)
-    if not bool(((y - want).abs() <= 1e-6 + 1e-5 * want.abs()).all()):
-        err = (y - want).abs().max().item()
-        return None, f"output differs from fastgelu's approximate={form!r} by {err:.3g} on the probe"
-    return form, None
-
-
-class _Modes:
-    """Eval mode for a probe (dropout off, no running statistics updated), every submodule's mode restored."""
-
-    def __init__(self, m):
-        self.m = m
-
-    def __enter__(self):
-        self.saved = [(s, s.training) for s in self.m.modules()]
-        self.m.eval()
-
-    def __exit__(self, *exc):
-        for s, t in self.saved:
-            s.training = t
-
-
-def _close(a, b):
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
-        return False, "output shape differs"
-    tol = 3e-2 if a.dtype in (torch.float16, torch.bfloat16) else 1e-3
-    err = (a.double() - b.double()).abs().max().item()
-    scale = b.double().abs().max().item()
-    return err <= tol * scale, f"differs from its own forward by {err:.3g} (output size {scale:.3g})"
-
-
-def _probe_fused(m, kind, form):
-    x, why = _probe_input(m)
-    if x is None:
-        return why
-    try:
-        with torch.no_grad(), _Modes(m):
-            want = type(m).forward(m, x.clone())
-            got = _FORWARDS[kind](m, form, False, x.clone())
-    except Exception as e:
-        return f"probe failed: {type(e).__name__}: {e}"
-    ok, why = _close(got, want)
-    return None if ok else why
-
-
-def _inplace_site(parent, name, act):
-    """May `act` (a PatchedGELU, child `name` of `parent`) overwrite its input? Only where that input is a fresh
-    projection output nothing else reads (see the module docstring)."""
-    if isinstance(parent, torch.nn.Sequential):
-        keys = list(parent._modules)
-        i = keys.index(name)
-        return i > 0 and type(parent._modules[keys[i - 1]]) is torch.nn.Linear
-    if not _MLP_LIKE.search(type(parent).__name__):
-        return False
-    x, _ = _probe_input(parent)
-    if x is None:
-        return False
-    try:
-        with torch.no_grad(), _Modes(parent):
-            act.inplace = False
-            want = parent(x)
-            x0 = x.clone()
-            act.inplace = True
-            got = parent(x)
-    except Exception:
-        return False
-    finally:
-        act.inplace = False
-    return isinstance(got, torch.Tensor) and torch.equal(got, want) and torch.equal(x, x0)
-
-
 # ---- patch / unpatch ----------------------------------------------------------------------------------------
 
 def _check_policy(inplace):
@@ -247,12 +201,56 @@ def _check_policy(inplace):
 
 
 def patch(model, *, inplace=None, fuse_gated=True):
-    """Replace, in place, every GELU of `model` that fastgelu recognises by fastgelu's kernels; returns a
-    PatchReport. fuse_gated: gated MLPs run fastgelu.torch.gelu_mul. inplace: None (default) computes the
-    activation in place on a projection's fresh output exactly when no autograd graph needs it; False never;
-    True always (a RuntimeError where autograd would need the input). unpatch(model) restores the originals.
-    The model keeps its state_dict keys, works under torch.compile, torch.export and training, and pickles.
-    Module docstring of fastgelu._torch_patch: what is recognised and how."""
+    """Put fastgelu's kernels into an existing model, in place: every GELU it recognises, and gated MLPs.
+
+    Recognised by class name, then checked by behaviour on a probe (no other library is imported):
+    ``torch.nn.GELU``; transformers' ``GELUActivation``, ``GELUTanh``, ``NewGELUActivation``,
+    ``FastGELUActivation``, ``AccurateGELUActivation``, ``QuickGELUActivation``; timm's ``GELU``,
+    ``GELUTanh``, ``QuickGELU`` become `PatchedGELU` modules. Gated MLPs (T5's ``T5DenseGatedActDense``,
+    Llama/Gemma-style ``*MLP``, diffusers' ``GEGLU``, timm's ``GluMlp``) and diffusers' ``GELU`` and
+    ``ApproximateGELU`` keep their object and parameters; only their forward is replaced. Any other module
+    whose class name says GELU or GEGLU is left alone and listed in the report. The model keeps its
+    ``state_dict`` keys, trains, pickles, and works under torch.compile and torch.export.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Changed in place.
+    inplace : bool or None, optional
+        Where a GELU's input is a projection's fresh output nothing else reads: None (default) computes it
+        in place exactly when no autograd graph needs the input (inference mode, no_grad, a frozen model);
+        False never; True always (a RuntimeError at a call where autograd would need the input).
+    fuse_gated : bool, optional
+        Run gated MLPs through `gelu_mul` (one pass for GELU(gate) * up). Default True.
+
+    Returns
+    -------
+    PatchReport
+        What was replaced and what was left alone, with the reasons.
+
+    Raises
+    ------
+    TypeError
+        `model` is not a ``torch.nn.Module``; `inplace` is not None, True or False; `fuse_gated` is not a
+        bool.
+
+    See Also
+    --------
+    unpatch : puts the original modules back.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 16))
+    >>> report = fgt.patch(model)
+    >>> print(report)
+    fastgelu.torch.patch: 1 replaced, 0 left alone
+      1: GELU -> activation, approximate='none', inplace=None
+    >>> with torch.inference_mode():
+    ...     y = model(torch.randn(2, 16))
+    >>> fgt.unpatch(model)
+    1
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"fastgelu.torch.patch: model must be a torch.nn.Module; got {type(model).__name__}")
     _check_policy(inplace)
@@ -326,8 +324,32 @@ def _patch_activation(model, m, path, inplace, report):
 
 
 def unpatch(model):
-    """Undo patch(model): every PatchedGELU is replaced by the module it replaced (the same object) and every
-    fused forward removed. Returns the number of modules restored."""
+    """Undo `patch`: every `PatchedGELU` goes back to the module it replaced (the same object), and every
+    replaced forward is removed.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model `patch` changed (anything else is left as it is).
+
+    Returns
+    -------
+    int
+        The number of modules restored.
+
+    Raises
+    ------
+    TypeError
+        `model` is not a ``torch.nn.Module``.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU())
+    >>> _ = fgt.patch(model)
+    >>> fgt.unpatch(model), model[1]
+    (1, GELU(approximate='none'))
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"fastgelu.torch.unpatch: model must be a torch.nn.Module; got {type(model).__name__}")
     n = 0

@@ -56,9 +56,50 @@ __all__ = ["gelu", "gelu_", "GELU", "as_numpy", "onnx_translation_table", "gelu_
 
 
 def gelu(input, approximate="none", *, out=None):
-    """GELU of a CPU tensor by fastgelu's kernels (operator fastgelu::gelu); differentiable. Like
-    torch.nn.functional.gelu, plus approximate="sigmoid" (x*sigmoid(1.702x)). out=: a tensor of input's shape
-    and dtype to write into (operator fastgelu::gelu_out; not differentiable), returned."""
+    """GELU of a CPU tensor by fastgelu's kernels, like ``torch.nn.functional.gelu``; differentiable.
+
+    The operator ``fastgelu::gelu`` (``fastgelu::gelu_out`` with `out`), which torch.compile, torch.export,
+    jit.trace/script, fx, torch.func and the ONNX exporters see.
+
+    Parameters
+    ----------
+    input : torch.Tensor
+        A dense CPU tensor of float32, float64, float16 or bfloat16, any strides.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        "none" (exact) and "tanh" as in PyTorch; "sigmoid" is x * sigmoid(1.702 x). Default "none".
+    out : torch.Tensor, optional
+        A tensor of input's shape and dtype to write into (not differentiable).
+
+    Returns
+    -------
+    torch.Tensor
+        GELU(input), with input's layout; `out` itself when given.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; `out` has another shape or dtype than input.
+    TypeError
+        input is not a tensor, or is on another device than the CPU (use ``torch.nn.GELU`` there), of another
+        dtype, or not dense.
+    RuntimeError
+        `out` is given where autograd or forward AD would need a gradient.
+
+    See Also
+    --------
+    gelu_ : in place.
+    GELU : the module.
+    fastgelu.gelu : the same on NumPy arrays.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> x = torch.tensor([-2.0, -1.0, 0.0, 1.0, 2.0])
+    >>> fgt.gelu(x).round(decimals=4)
+    tensor([-0.0455, -0.1587,  0.0000,  0.8413,  1.9545])
+    >>> fgt.gelu(x, approximate="tanh").round(decimals=4)
+    tensor([-0.0454, -0.1588,  0.0000,  0.8412,  1.9546])
+    """
     pair = VARIANTS.get(approximate) if type(approximate) is str else None
     if pair is None:
         _check_approximate(approximate)
@@ -82,8 +123,39 @@ def gelu(input, approximate="none", *, out=None):
 
 
 def gelu_(input, approximate="none"):
-    """GELU in place (operator fastgelu::gelu_); returns `input`. Not differentiable (GELU's gradient needs
-    the input it overwrites)."""
+    """GELU in place (operator ``fastgelu::gelu_``); not differentiable: GELU's gradient needs the input it
+    overwrites.
+
+    Parameters
+    ----------
+    input : torch.Tensor
+        A dense CPU tensor of float32, float64, float16 or bfloat16, overwritten with its GELU.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form, as for `gelu`. Default "none".
+
+    Returns
+    -------
+    torch.Tensor
+        `input` itself.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms.
+    TypeError
+        input is not a dense CPU tensor of a supported dtype.
+    RuntimeError
+        Autograd or forward AD would need input's gradient.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> x = torch.tensor([-1.0, 0.0, 1.0])
+    >>> fgt.gelu_(x) is x
+    True
+    >>> x.round(decimals=4)
+    tensor([-0.1587,  0.0000,  0.8413])
+    """
     _check_approximate(approximate)
     if _unwatched(input) and input.dtype in _DTYPES:
         _gelu_inplace_cpu(input, approximate)  # as the operator's Autograd kernel would, without the dispatcher
@@ -96,8 +168,32 @@ def gelu_(input, approximate="none"):
 
 
 class GELU(torch.nn.Module):
-    """torch.nn.GELU with fastgelu's kernels (CPU). approximate: "none", "tanh" or "sigmoid".
-    Scriptable (torch.jit.script calls the operator directly)."""
+    """``torch.nn.GELU`` with fastgelu's kernels (CPU tensors); scriptable.
+
+    Parameters
+    ----------
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form, as for `gelu`. Default "none".
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms.
+
+    See Also
+    --------
+    gelu : the function the module calls (its errors are the module's on a call).
+    patch : swaps the GELU modules of an existing model for fastgelu's.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), fgt.GELU("tanh"), torch.nn.Linear(8, 4))
+    >>> model[1]
+    GELU(approximate='tanh')
+    >>> model(torch.randn(2, 4)).shape
+    torch.Size([2, 4])
+    """
 
     approximate: str
 
@@ -107,6 +203,7 @@ class GELU(torch.nn.Module):
         self.approximate = approximate
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
+        """GELU(input), as `gelu`."""
         if torch.jit.is_scripting():
             return torch.ops.fastgelu.gelu(input, self.approximate)
         return gelu(input, self.approximate)
@@ -116,8 +213,40 @@ class GELU(torch.nn.Module):
 
 
 def gelu_mul(gate, up, approximate="none"):
-    """GELU(gate) * up of CPU tensors in one pass (operator fastgelu::gelu_mul); differentiable in gate and up,
-    which broadcast against each other. approximate: "none", "tanh" (Gemma's) or "sigmoid"."""
+    """GELU(gate) * up of CPU tensors in one pass (operator ``fastgelu::gelu_mul``); differentiable in both.
+
+    Parameters
+    ----------
+    gate, up : torch.Tensor
+        Dense CPU tensors of one dtype (float32, float64, float16 or bfloat16) that broadcast against each
+        other.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form of GELU; Gemma uses "tanh". Default "none".
+
+    Returns
+    -------
+    torch.Tensor
+        GELU(gate) * up in the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; gate and up do not broadcast.
+    TypeError
+        gate or up is not a dense CPU tensor of a supported dtype, or the two dtypes differ.
+
+    See Also
+    --------
+    geglu : gate and up as the two halves of one tensor.
+    GeGLU : the module.
+    fastgelu.gelu_mul : the same on NumPy arrays.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> fgt.gelu_mul(torch.tensor([1.0, -1.0]), torch.tensor([2.0, 3.0])).round(decimals=4)
+    tensor([ 1.6827, -0.4760])
+    """
     _check_approximate(approximate, "fastgelu.torch.gelu_mul")
     if isinstance(gate, torch.fx.Proxy) or isinstance(up, torch.fx.Proxy):
         return _gelu_mul_op(gate, up, approximate)
@@ -130,8 +259,38 @@ def gelu_mul(gate, up, approximate="none"):
 
 
 def geglu(input, approximate="none", dim=-1):
-    """GELU(gate) * up with gate and up the first and second halves of `input` along `dim` (vLLM/sglang's
-    `gelu_and_mul`); an odd length along `dim` is a ValueError, a `dim` out of range an IndexError."""
+    """GELU(gate) * up with gate and up the first and second halves of `input` along `dim` (gate first, as
+    vLLM's and sglang's ``gelu_and_mul``); differentiable.
+
+    Parameters
+    ----------
+    input : torch.Tensor
+        A dense CPU tensor of a supported dtype with an even length along `dim`.
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form of GELU. Default "none".
+    dim : int, optional
+        The dimension split in two. Default -1.
+
+    Returns
+    -------
+    torch.Tensor
+        input's shape with half its length along `dim`.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms; input is 0-d or has an odd length along `dim`.
+    IndexError
+        `dim` is out of range.
+    TypeError
+        `dim` is not an integer; input is not a dense CPU tensor of a supported dtype.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> fgt.geglu(torch.tensor([[1.0, -1.0, 2.0, 3.0]])).round(decimals=4)
+    tensor([[ 1.6827, -0.4760]])
+    """
     if not isinstance(input, torch.fx.Proxy):
         _check_tensor(input, "input", "fastgelu.torch.geglu")
         if input.dim() == 0:
@@ -146,9 +305,36 @@ def geglu(input, approximate="none", dim=-1):
 
 
 class GeGLU(torch.nn.Module):
-    """Gated GELU: ``GELU(gate) * up`` with gate and up the two halves of the input along `dim` (gate first),
-    the activation of Gemma's (approximate="tanh") and T5 v1.1's MLPs. Called with two tensors, ``m(gate, up)``
-    takes them separately. Scriptable."""
+    """Gated GELU module: ``GELU(gate) * up``, the activation of Gemma's (approximate="tanh") and T5 v1.1's
+    MLPs; scriptable.
+
+    ``m(x)`` takes gate and up as the two halves of x along `dim` (gate first); ``m(gate, up)`` takes them
+    separately.
+
+    Parameters
+    ----------
+    approximate : {"none", "tanh", "sigmoid"}, optional
+        The form of GELU. Default "none".
+    dim : int, optional
+        The dimension the one-argument form splits. Default -1.
+
+    Raises
+    ------
+    ValueError
+        `approximate` is not one of the three forms.
+    TypeError
+        `dim` is not an integer.
+
+    See Also
+    --------
+    geglu, gelu_mul : the functions the module calls.
+
+    Examples
+    --------
+    >>> import torch, fastgelu.torch as fgt
+    >>> fgt.GeGLU("tanh")(torch.tensor([[1.0, -1.0, 2.0, 3.0]])).round(decimals=4)
+    tensor([[ 1.6824, -0.4764]])
+    """
 
     approximate: str
     dim: int
@@ -160,6 +346,7 @@ class GeGLU(torch.nn.Module):
         self.dim = _dim_arg(dim, "fastgelu.torch.GeGLU")
 
     def forward(self, input: torch.Tensor, up: torch.Tensor | None = None) -> torch.Tensor:
+        """`geglu` of input, or `gelu_mul` of (input, up)."""
         if torch.jit.is_scripting():
             if up is None:
                 halves = input.chunk(2, self.dim)
@@ -173,7 +360,8 @@ class GeGLU(torch.nn.Module):
         return f"approximate={self.approximate!r}" + (f", dim={self.dim}" if self.dim != -1 else "")
 
 
-_PATCHING = ("patch", "unpatch", "PatchedGELU", "PatchReport")
+# the patching names, and the types of a PatchReport's entries (documented, not in __all__)
+_PATCHING = ("patch", "unpatch", "PatchedGELU", "PatchReport", "Replacement", "LeftAlone")
 
 
 def __getattr__(name):

@@ -98,7 +98,7 @@ def test_serial_build_says_so(monkeypatch, capsys):
     cfg = dict(fastgelu.get_config(), openmp=False)
     monkeypatch.setattr(fastgelu, "get_config", lambda: cfg)
     assert "SERIAL BUILD" in cli.report(FAKE, GOALS, quick=False)
-    assert fastgelu._api.get_config()["build"].startswith("parallel" if fastgelu.ufuncs._kernels.OPENMP
+    assert fastgelu.get_config()["build"].startswith("parallel" if fastgelu.ufuncs._kernels.OPENMP
                                                           else "SERIAL")
 
 

@@ -143,21 +143,3 @@ def test_comments_cite_only_documents_that_exist():
     cited = {(p.name, m) for p in sources for m in re.findall(r"\b([\w./-]+\.md)\b", p.read_text())}
     missing = {(f, m) for f, m in cited if not any((ROOT / d / m).exists() for d in (".", "docs"))}
     assert not missing, missing
-
-
-def test_readme_speed_summary_is_the_data_files_min_max(capsys):
-    """Each row of the README's summary table is the exact min-max of the speed table it summarises
-    (docs/data/, the tables of docs/performance.md): nothing rounded up on the way to the summary."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("plot_speed", ROOT / "tools" / "plot_speed.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    data = sorted((ROOT / "docs" / "data").glob("speed-*.csv"))
-    assert data
-    tool.readme_rows([str(p) for p in data])
-    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| ") and "·" in ln]
-    readme = (ROOT / "README.md").read_text().splitlines()
-    builds = sum(len({ln.split(",")[4] for ln in p.read_text().splitlines()[1:] if ln and not ln.startswith("#")
-                      and not ln.startswith("function,")}) for p in data)
-    assert len(rows) == 1 + builds  # the heading and a row per build and CPU
-    assert [r for r in rows if r not in readme] == []

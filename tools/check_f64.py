@@ -3,6 +3,7 @@
 
   python tools/check_f64.py                        # the six ufuncs of fastgelu.ufuncs
   python tools/check_f64.py --only gelu,gelu_grad --module harness -n 200000
+  python tools/check_f64.py --record               # also put the maxima into docs/data/accuracy.csv
 
 Samples (fastgelu/_reference.py dense_sample plus extras): specials, +-0, subnormals, randn, dense near 0,
 the dip at -0.7518, [-40, -30] (where an inexact x^2/2 alone costs > 1000 ulp), the negative tail down
@@ -19,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _reference as R  # noqa: E402
+import accuracy_data  # noqa: E402
 
 
 def samples(n, seed=0):
@@ -61,7 +63,7 @@ def check(module, name, n, procs, limit=4.0):
           f"specials {'ok' if not bad else 'FAIL'} [{time.time() - t0:.0f}s]", flush=True)
     for msg in bad:
         print("    special:", msg)
-    return err[i] <= limit and not bad
+    return err[i] <= limit and not bad, float(err[i]), repr(float(x[i]))
 
 
 def main():
@@ -70,11 +72,23 @@ def main():
     ap.add_argument("--only", default=",".join(R.NAMES), help="comma-separated function names")
     ap.add_argument("-n", type=int, default=100_000, help="size of the base sample (total is ~1.5x)")
     ap.add_argument("--procs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--record", nargs="?", const=str(accuracy_data.DEFAULT), metavar="CSV",
+                    help="put each function's maximum into CSV (default docs/data/accuracy.csv); only for the "
+                    "default sample of fastgelu's ufuncs")
     args = ap.parse_args()
+    if args.record and (args.n != 100_000 or args.module != "fastgelu.ufuncs"):
+        ap.error("--record takes the default check of fastgelu's ufuncs only (the default -n and --module)")
     ok = True
+    rows = []
     for name in args.only.split(","):
-        ok &= check(args.module, name.strip(), args.n, args.procs)
+        passed, err, worst = check(args.module, name.strip(), args.n, args.procs)
+        ok &= passed
+        rows.append({"function": name.strip(), "dtype": "float64", "check": "mpmath", "bound": 4,
+                     "max_ulp": f"{err:.3f}", "worst": worst})
     print("PASS: all within 4 ulp" if ok else "FAIL")
+    if args.record and ok:
+        import fastgelu
+        accuracy_data.record([r | {"build": fastgelu.get_config()["isa"]} for r in rows], args.record)
     return 0 if ok else 1
 
 

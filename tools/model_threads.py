@@ -53,7 +53,7 @@ def main():
             f.write(f"0.00 0.00 0.00 {r}/100 1\n")
 
     runnable_now(1)
-    mods = fastgelu._api._kernel_modules()
+    mods = fastgelu._api_config._kernel_modules()
     for m in mods:
         m._load_source(fake)
         m._backoff(reset=True, cpus=(2, 2))

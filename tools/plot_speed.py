@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Speed charts and the README's summary ranges, from the committed speed tables in docs/data/.
+"""Speed charts and their ranges, from the committed speed tables in docs/data/ (the README's table:
+tools/doc_tables.py).
 
   python tools/plot_speed.py                               # docs/speed-<cpu>.png for every docs/data/speed-*.csv
   python tools/plot_speed.py docs/data/speed-zen4.csv      # one CPU
   python tools/plot_speed.py --summary                     # min-max ratio per (CPU, build, function, spread)
-  python tools/plot_speed.py --readme                      # the README's summary table, from the same ranges
 
 A data file holds one per-CPU table of docs/performance.md, one row per cell: function, dtype, elements, the
-competitor the ratio is taken against (vs), build, threads, sigma, fastgelu's Gelem/s and the ratio. Its
+competitor the ratio is taken against (vs), build, threads, sigma (1 or 3 for randn, u8 for U(-8, 8)),
+fastgelu's Gelem/s and the ratio. Its
 leading '#' lines name the CPU, date, commit and the command that measured it (tools/speed_table.py); the
 chart repeats them. A chart shows fastgelu's speed over the competitor's (log scale, 1x = even) for every
 function with a competitor, per build, randn sigma 1 and 3, 1 and 2 threads. The summary prints each range
-as the exact min and max of the table's figures, so the README quotes nothing rounded up.
+as the exact min and max of the table's figures.
 """
 import argparse
 import csv
@@ -39,7 +40,8 @@ def load(path):
             body.append(line)
     rows = list(csv.DictReader(body))
     for r in rows:
-        r["threads"], r["sigma"] = int(r["threads"]), int(r["sigma"])
+        r["threads"] = int(r["threads"])
+        r["sigma"] = int(r["sigma"]) if r["sigma"].isdigit() else r["sigma"]   # 1, 3, or "u8": U(-8, 8)
         r["gelem_s"] = float(r["gelem_s"])
         r["ratio"] = float(r["ratio"]) if r["ratio"] else None
     return meta, rows
@@ -109,52 +111,20 @@ def summary(paths):
                                   {}).setdefault(r["sigma"], []).append(r["ratio"])
         for (f, dt, n, vs, build), by_sigma in groups.items():
             every = [v for vals in by_sigma.values() for v in vals]
-            spans = "  ".join(f"σ={s} {min(v):.2f}-{max(v):.2f}x" for s, v in sorted(by_sigma.items()))
+            spans = "  ".join(f"{'U(-8,8)' if s == 'u8' else f'σ={s}'} {min(v):.2f}-{max(v):.2f}x"
+                              for s, v in sorted(by_sigma.items(), key=lambda kv: str(kv[0])))
             print(f"  {build:6} {f} {dt} {n} vs {vs}: {spans}  all {min(every):.2f}-{max(every):.2f}x")
-
-
-# The README's summary columns: (heading, [(function, dtype)], sigma or None for both)
-README_COLUMNS = (
-    ("exact GELU σ=1", [("gelu", "float32")], 1), ("σ=3", [("gelu", "float32")], 3),
-    ("exact gradient σ=1", [("gelu_grad", "float32")], 1), ("σ=3", [("gelu_grad", "float32")], 3),
-    ("tanh-form GELU σ=1", [("gelu_tanh", "float32")], 1), ("σ=3", [("gelu_tanh", "float32")], 3),
-    ("float64", [("gelu", "float64"), ("gelu_grad", "float64")], None),
-    ("float16, bfloat16", [("gelu", "float16"), ("gelu", "bfloat16")], None),
-)
-
-
-def readme_rows(paths):
-    """The README summary table's rows: per build and CPU, the exact min-max over 1 and 2 threads (256K)."""
-    print("| CPU class · CPU measured | " + " | ".join(h for h, _, _ in README_COLUMNS) + " |")
-    print("|---|" + "---:|" * len(README_COLUMNS))
-    for build in ("avx512", "avx2"):
-        for path in paths:
-            meta, rows = load(path)
-            if not any(r["build"] == build for r in rows):     # an AVX2-only CPU has no AVX-512 row
-                continue
-            cells = []
-            for _, funcs, sigma in README_COLUMNS:
-                v = [r["ratio"] for r in rows if (r["function"], r["dtype"]) in funcs and r["elements"] == "262144"
-                     and r["build"] == build and r["ratio"] is not None and sigma in (None, r["sigma"])]
-                lo, hi = min(v), max(v)
-                cells.append(f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x")
-            name = meta.get("short", pathlib.Path(path).stem)
-            print(f"| {dict(BUILDS)[build].split(' build')[0]} · {name} | " + " | ".join(cells) + " |")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", nargs="*", help="speed tables (default: docs/data/speed-*.csv)")
     ap.add_argument("--summary", action="store_true", help="print the ranges instead of drawing")
-    ap.add_argument("--readme", action="store_true", help="print the README's summary table rows")
     ap.add_argument("--outdir", default=str(ROOT / "docs"), help="where the PNGs go (default docs/)")
     args = ap.parse_args()
     paths = args.data or sorted(str(p) for p in (ROOT / "docs" / "data").glob("speed-*.csv"))
     if args.summary:
         summary(paths)
-        return
-    if args.readme:
-        readme_rows(paths)
         return
     try:
         import matplotlib  # noqa: F401

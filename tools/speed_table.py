@@ -18,6 +18,7 @@ ONEDNN_MAX_CPU_ISA, which its exact GELU follows).
 import argparse
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -228,12 +229,18 @@ CSV_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfl
 
 
 def write_csv(results, path, repeat, rounds):
-    """The docs/data table format (tools/plot_speed.py reads it): randn sigma 1 and 3, 256K and 64M."""
+    """The docs/data table format (tools/plot_speed.py and tools/doc_tables.py read it): randn sigma 1 and 3
+    and U(-8, 8) (sigma "u8"), 256K and 64M; its header names the CPU's default build and the kernel
+    generation of each build measured."""
     import datetime
     import subprocess as sp
     import numpy as np
     import fastgelu
+    from fastgelu import _dispatch
     commit = sp.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    # the kernels measured, by the generation docs/data/kernels.txt gives each build (tools/doc_tables.py)
+    kernels = pathlib.Path(__file__).resolve().parent.parent / "docs" / "data" / "kernels.txt"
+    generation = dict(ln.split() for ln in kernels.read_text().splitlines() if ln.strip() and ln[0] != "#")
     onnx = torch = "-"
     try:
         import torch as t
@@ -246,6 +253,8 @@ def write_csv(results, path, repeat, rounds):
              f"# cpu: {results[0]['cpu']}, {os.cpu_count()} cores",
              f"# short: {os.environ.get('SPEED_CPU_SHORT', results[0]['cpu'])}",
              f"# date: {datetime.date.today()}; commit: {commit}; PyTorch {torch} (CPU wheel), ONNX Runtime {onnx}",
+             f"# default: {_dispatch.available()[0]}; kernels: "
+             + ", ".join(f"{isa} {generation[isa]}" for isa in dict.fromkeys(r["isa"] for r in results)),
              f"# command: python tools/speed_table.py --rounds {rounds} --repeat {repeat}  (each cell the median "
              f"of {repeat} runs)",
              "# gelem_s: fastgelu's 10^9 elements per second; ratio: fastgelu's speed over the named competitor's "
@@ -257,14 +266,12 @@ def write_csv(results, path, repeat, rounds):
             if not isinstance(r, dict) or key.count("-") != 3:
                 continue
             variant, direction, tname, spread = key.split("-")
-            if spread == "u8":
-                continue
             other = "onnxruntime" if (variant, direction) == ("tanh", "fwd") else "torch"
             vs = {"onnxruntime": "ONNX Runtime FastGelu", "torch": "PyTorch"}[other] if other in r else ""
             ratio = f"{r[f'ratio_{other}']:.2f}" if other in r else ""
             rows.append((list(CSV_NAMES).index(f"{variant}-{direction}"), list(CSV_DTYPES).index(tname),
                          f"{CSV_NAMES[variant + '-' + direction]},{CSV_DTYPES[tname]},{N},{vs},{res['isa']},"
-                         f"{res['threads']},{spread[1]},{r['fastgelu']:.2f},{ratio}"))
+                         f"{res['threads']},{spread[1] if spread != 'u8' else spread},{r['fastgelu']:.2f},{ratio}"))
         for s in ("s1", "s3"):
             r = res[f"64M-{s}"]
             rows.append((99, 0, f"gelu,float32,{1 << 26},memory floor,{res['isa']},{res['threads']},{s[1]},"

@@ -6,6 +6,7 @@
   python tools/sweep_f32.py --isa avx2 --stride 16  # another build, on every 16th input
   python tools/sweep_f32.py --module harness      # functions named gelu, gelu_grad, ... from another module
   python tools/sweep_f32.py --gated               # the gated ufuncs: every 64th gate against 16 (up, dy) pairs
+  python tools/sweep_f32.py --record              # also put the maxima into docs/data/accuracy.csv
 
 Gated functions (gelu_mul, gelu_tanh_mul, gelu_sigmoid_mul and their _grad): each gate checked is paired
 with every (up, dy) of GATED_FACTORS -- +-0, subnormals, 1, huge, +-inf, NaN -- and judged against the exact
@@ -33,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _reference as R  # noqa: E402
+import accuracy_data  # noqa: E402
 
 CHUNK_BITS = 24
 _func = None
@@ -156,7 +158,10 @@ def sweep(module, name, procs, threads, limit=2.0, stride=1, isa=None, cref=None
           f"specials {'ok' if not bad else 'FAIL'} [{time.time() - t0:.0f}s]", flush=True)
     for msg in bad:
         print("    special:", msg)
-    return e <= limit and not bad
+    # str(), not format(): NumPy formats a float32 scalar as the double it widens to
+    worst = str(xw) if name not in GATED else \
+        f"gate={xw!s}, up={up!s}" + (f", dy={dy!s}" if name.endswith("_grad") else "")
+    return e <= limit and not bad, e, worst
 
 
 def main():
@@ -172,15 +177,21 @@ def main():
                     help="check every STRIDE-th bit pattern (default 1: all 2^32; with --gated 64)")
     ap.add_argument("--ref", choices=("c", "numpy"), default="c",
                     help="reference: tools/sweep_ref.c compiled with $CC (default), or _reference.py")
+    ap.add_argument("--record", nargs="?", const=str(accuracy_data.DEFAULT), metavar="CSV",
+                    help="put each function's maximum into CSV (default docs/data/accuracy.csv); only for the "
+                    "full check: all inputs, or every 64th gate with --gated")
     args = ap.parse_args()
     if args.stride is None:
         args.stride = 64 if args.gated else 1
+    if args.record and (args.stride != (64 if args.gated else 1) or args.module != "fastgelu.ufuncs"):
+        ap.error("--record takes the full check of fastgelu's ufuncs only (the default --stride and --module)")
     if args.only is None:
         args.only = ",".join(GATED if args.gated else R.NAMES)
     if args.isa:
         os.environ["FASTGELU_ISA"] = args.isa
     t0 = time.time()
     ok = True
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         cref = build_c_reference(tmp) if args.ref == "c" else None
         if args.module == "fastgelu.ufuncs":
@@ -191,13 +202,20 @@ def main():
             name = name.strip()
             if name in GATED and cref is None:
                 raise SystemExit("the gated functions are judged by the C reference only (--ref c)")
-            ok &= sweep(args.module, name, args.procs, args.threads, limit=3.0 if name in GATED else 2.0,
-                        stride=args.stride, isa=args.isa, cref=cref)
+            passed, err, worst = sweep(args.module, name, args.procs, args.threads,
+                                       limit=3.0 if name in GATED else 2.0, stride=args.stride, isa=args.isa,
+                                       cref=cref)
+            ok &= passed
+            rows.append({"function": name, "dtype": "float32", "check": "gated" if name in GATED else "all",
+                         "bound": 3 if name in GATED else 2, "max_ulp": f"{err:.3f}", "worst": worst})
     what = "every float32 input" if args.stride == 1 else f"every {args.stride}th float32 input"
     if args.gated:
         what = f"every {args.stride}th float32 gate" if args.stride > 1 else "every float32 gate"
         what += f" against {len(GATED_FACTORS)} (up, dy) pairs"
     print(f"PASS: {what} within {3 if args.gated else 2} ulp" if ok else "FAIL", f"[{time.time() - t0:.0f}s]")
+    if args.record and ok:
+        import fastgelu
+        accuracy_data.record([r | {"build": fastgelu.get_config()["isa"]} for r in rows], args.record)
     return 0 if ok else 1
 
 

@@ -29,7 +29,7 @@ def _worker(impl, threads, n, seconds, barrier, results, adaptive=True):
         if threads:
             fastgelu.set_num_threads(threads)
         if not adaptive:  # the policy before back-off, for comparison
-            for m in fastgelu._api._kernel_modules():
+            for m in fastgelu._api_config._kernel_modules():
                 m._backoff(adaptive=False)
         gelu = fastgelu.ufuncs.gelu
 
@@ -102,7 +102,7 @@ def _busy_worker(n, seconds, adaptive, results):
 
     import fastgelu
     if not adaptive:
-        for m in fastgelu._api._kernel_modules():
+        for m in fastgelu._api_config._kernel_modules():
             m._backoff(adaptive=False)
     x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
     out = np.empty_like(x)
@@ -184,20 +184,20 @@ def thread_scaling(n=1 << 20):
     with fewer than 2 threads."""
     import numpy as np
 
-    from .. import _api
+    from .. import _api_config, ufuncs
     from . import speed
-    nt = _api.get_num_threads()
+    nt = _api_config.get_num_threads()
     if nt < 2 and affinity() < 2:
         return None
     x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
     out = np.empty_like(x)
     try:
-        _api.set_num_threads(1)
-        t1 = speed.median_time(lambda: _api.ufuncs.gelu(x, out=out), rounds=5)
-        _api.set_num_threads(2)
-        t2 = speed.median_time(lambda: _api.ufuncs.gelu(x, out=out), rounds=5)
+        _api_config.set_num_threads(1)
+        t1 = speed.median_time(lambda: ufuncs.gelu(x, out=out), rounds=5)
+        _api_config.set_num_threads(2)
+        t2 = speed.median_time(lambda: ufuncs.gelu(x, out=out), rounds=5)
     finally:
-        _api.set_num_threads(max(nt, 1))
+        _api_config.set_num_threads(max(nt, 1))
     return t1 / t2
 
 

@@ -35,7 +35,7 @@ TOGGLE = "generic_wrapped_legacy_loop"
 def workloads():
     """(line name, zero-argument call) of every kernel measured, inputs fixed by seed."""
     import fastgelu
-    from fastgelu import _api, ufuncs
+    from fastgelu import _api, _api_gated, ufuncs
 
     def randn(sigma, dtype, seed):
         x = np.random.default_rng(seed).standard_normal(ELEMENTS, dtype=np.float32) * np.float32(sigma)
@@ -50,7 +50,7 @@ def workloads():
             out.append((f"float32 {variant} fwd sigma={sigma}", lambda f=fwd, x=x, o=o: f(x, out=o)))
             out.append((f"float32 {variant} grad sigma={sigma}", lambda f=grad, x=x, dy=dy, o=o: f(x, dy, out=o)))
     for variant in ("none", "tanh", "sigmoid"):
-        fwd, grad = _api.GATED[variant]
+        fwd, grad = _api_gated.GATED[variant]
         for sigma in ((1, 3) if variant != "sigmoid" else (1,)):
             g, u, dy = randn(sigma, f32, 1), randn(1, f32, 2), randn(1, f32, 3)
             o1, o2 = np.empty_like(g), np.empty_like(g)

@@ -4,7 +4,7 @@ oversubscribed, from fastgelu's own load samples). Used by `fastgelu bench` and 
 """
 import numpy as np
 
-from .. import _api
+from .. import _api_config, ufuncs
 from . import contention, speed
 
 
@@ -22,23 +22,23 @@ def measure(n=1 << 22, sigma=1, counts=None, torch=None, rounds=5, adaptive=True
     preallocated array; impl "fastgelu", "torch" (when given the module), and "fastgelu (fixed)" with the
     policy's caps switched off when adaptive is None (both, interleaved). Rounds alternate thread counts
     and implementations, so a drift of the machine hits all alike; each figure is the median."""
-    counts = counts or thread_counts(max(_api.get_num_threads(), contention.affinity()))
+    counts = counts or thread_counts(max(_api_config.get_num_threads(), contention.affinity()))
     x, _ = speed.inputs(n, np.float32, sigma=sigma)
     out = np.empty_like(x)
-    gelu = _api.ufuncs.gelu
+    gelu = ufuncs.gelu
     calls = {"fastgelu": lambda: gelu(x, out=out)}
     if adaptive is None:
         calls["fastgelu (fixed)"] = calls["fastgelu"]
     if torch is not None:
         tx, to = torch.from_numpy(x), torch.from_numpy(out)
         calls["torch"] = lambda: torch._C._nn.gelu(tx, out=to)
-    kernels = _api._kernel_modules()
-    user = _api.get_num_threads()
+    kernels = _api_config._kernel_modules()
+    user = _api_config.get_num_threads()
     times = {(impl, t): [] for impl in calls for t in counts}
     try:
         for _ in range(rounds):
             for t in counts:
-                _api.set_num_threads(t)
+                _api_config.set_num_threads(t)
                 if torch is not None:
                     torch.set_num_threads(t)
                 for impl, fn in calls.items():
@@ -49,7 +49,7 @@ def measure(n=1 << 22, sigma=1, counts=None, torch=None, rounds=5, adaptive=True
     finally:
         for m in kernels:
             m._backoff(adaptive=True)
-        _api.set_num_threads(user)
+        _api_config.set_num_threads(user)
         if torch is not None:
             torch.set_num_threads(user)
     return {impl: {t: n / float(np.median(times[impl, t])) / 1e9 for t in counts} for impl in calls}

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .. import _api, ufuncs
+from .. import _api, _api_config, _api_gated, ufuncs
 
 SQRT1_2 = 0.7071067811865476
 
@@ -25,13 +25,13 @@ def hold_threads(n):
     global _held, _let_go
     if n is None:
         if _held is not None:
-            for m in _api._kernel_modules():
+            for m in _api_config._kernel_modules():
                 m._set_threads(_let_go)
         _held = None
         return
     if _held is None:
         _let_go = ufuncs._kernels._backoff()["user"]
-    _api.set_num_threads(n)
+    _api_config.set_num_threads(n)
     _held = n
 
 
@@ -52,7 +52,7 @@ def torch_isa_env(isa, env):
 
 
 def _threads():
-    return _held if _held is not None else max(1, _api.get_num_threads())
+    return _held if _held is not None else max(1, _api_config.get_num_threads())
 
 
 def _torch():
@@ -272,7 +272,7 @@ def gated_inputs(n, dtype, sigma=1, seed=0):
 
 
 def gated_fastgelu(variant, direction, gate, up, dy):
-    fwd, grad = _api.GATED[variant]
+    fwd, grad = _api_gated.GATED[variant]
     if direction == "mul":
         out = np.empty_like(gate)
         return lambda: fwd(gate, up, out=out)
@@ -333,4 +333,4 @@ def cpu_name():
 
 
 def machine():
-    return f"{cpu_name()}, {os.cpu_count()} logical CPUs, {_api.get_num_threads()} threads, ISA {ufuncs.ISA}"
+    return f"{cpu_name()}, {os.cpu_count()} logical CPUs, {_api_config.get_num_threads()} threads, ISA {ufuncs.ISA}"
