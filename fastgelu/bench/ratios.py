@@ -4,7 +4,7 @@ per-round ratios each run recorded.
 A round's ratio is (reference kernel's time) / (fastgelu's time), both timed back to back in the same round at
 the same thread count and size, so whatever the machine does to both (a neighbour on a core, a slower clock)
 cancels out to first order. To first order only: a shared VM moves between phases of seconds to minutes that
-slow one kernel much more than another (docs/benchmarks.md has the figures), so a case's ratio jumps
+slow one kernel much more than another (docs/performance.md, "The benchmark suite", has the figures), so a case's ratio jumps
 between levels with the phase, and the rounds of one pass, milliseconds apart, share one level. A pass is therefore one sample of the machine, and
 a run times every case in many passes spread over its length (benches/conftest.py). A case's ratio in a run
 is the geometric mean of its pass medians (the median of a pass drops a round that an interrupt hit; the mean
